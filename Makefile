@@ -1,0 +1,107 @@
+# gemm.md is the whole program: this file tangles it into gemm.cu and builds ./gemm.
+#
+#   make                         build ./gemm with the configuration written in gemm.md
+#   make TYPE=F16_IN_F32_OUT MNK=32x8x16 TRANSPOSE_A=1 TRANSPOSE_B=0 ARCH=sm_90
+#                                the same, with any of those settings overridden
+#   make html                    render the post, gemm.html
+#   make test                    everything CI runs (no GPU needed)
+#   make check-gpu               every configuration, verified on the GPU in this machine
+
+NVCC    ?= nvcc
+PYTHON  ?= python3
+NVFLAGS ?= -O3 -std=c++17 -lineinfo -Xcompiler -Wall
+
+TYPES  := F16_IN_F32_OUT F16_IN_OUT U8_IN_I32_OUT I8_IN_I32_OUT BF16_IN_F32_OUT TF32_IN_F32_OUT F64_IN_OUT
+SHAPES := 16x16x16 32x8x16 8x32x16 16x16x8 8x8x4
+
+# Make variables override the defaults written in gemm.md. TYPE without MNK
+# drops the document's shape too, so that gemm.md picks the pair's usual one.
+CONFIG :=
+ifneq ($(TYPE),)
+  ifeq ($(filter $(TYPE),$(TYPES)),)
+    $(error TYPE=$(TYPE) is not a type pair; choose one of: $(TYPES))
+  endif
+  CONFIG += -DTYPE_FROM_MAKE -D$(TYPE) -DMNK_FROM_MAKE
+endif
+ifneq ($(MNK),)
+  ifeq ($(filter $(MNK),$(SHAPES)),)
+    $(error MNK=$(MNK) is not a WMMA shape; choose one of: $(SHAPES))
+  endif
+  CONFIG += -DMNK_FROM_MAKE -DMNK_$(MNK)
+endif
+ifneq ($(TRANSPOSE_A),)
+  ifeq ($(filter $(TRANSPOSE_A),0 1),)
+    $(error TRANSPOSE_A=$(TRANSPOSE_A) must be 0 or 1)
+  endif
+  CONFIG += -DTRANSPOSE_A=$(TRANSPOSE_A)
+endif
+ifneq ($(TRANSPOSE_B),)
+  ifeq ($(filter $(TRANSPOSE_B),0 1),)
+    $(error TRANSPOSE_B=$(TRANSPOSE_B) must be 0 or 1)
+  endif
+  CONFIG += -DTRANSPOSE_B=$(TRANSPOSE_B)
+endif
+
+# The GPU to build for: ARCH if given, else the GPU in this machine, else a
+# set that covers the A100 (sm_80), the Jetson AGX Orin (sm_87) and Hopper (sm_90).
+ifneq ($(ARCH),)
+  GENCODE := -arch=$(ARCH)
+else
+  GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
+  ifneq ($(GPU_CC),)
+    GENCODE := -arch=sm_$(GPU_CC)
+  else
+    GENCODE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_87,code=sm_87 \
+               -gencode arch=compute_90,code=[sm_90,compute_90]
+  endif
+endif
+
+# cuBLAS is linked unless CUBLAS=0; without it ./gemm needs only the CUDA runtime.
+CUBLAS ?= 1
+ifeq ($(CUBLAS),1)
+  CONFIG += -DUSE_CUBLAS=1
+  LIBS   := -lcublas
+else
+  CONFIG += -DUSE_CUBLAS=0
+  LIBS   :=
+endif
+
+ALLFLAGS := $(NVFLAGS) $(GENCODE) $(CONFIG)
+
+# Rebuild when the flags change, not only when gemm.md does.
+$(shell mkdir -p build && echo '$(ALLFLAGS) $(LIBS)' | cmp -s - build/flags || echo '$(ALLFLAGS) $(LIBS)' > build/flags)
+
+.PHONY: all html screenshot test check-gpu sweep clean
+
+all: gemm
+
+gemm.cu: gemm.md tangle.py
+	$(PYTHON) tangle.py gemm.md -o gemm.cu
+
+gemm: gemm.cu build/flags
+	$(NVCC) $(ALLFLAGS) -o $@ gemm.cu $(LIBS)
+
+# ---- the post ----
+html: gemm.html
+
+gemm.html: gemm.md $(wildcard post/*) $(wildcard post/figures/*)
+	sh post/render.sh gemm.md gemm.html
+
+screenshot: gemm.html
+	$(PYTHON) post/browser_check.py gemm.html --screenshot gemm.png
+
+# ---- tests: a virtual environment with pinned packages, made on first use ----
+VENV := .venv
+$(VENV)/ok: tests/requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r tests/requirements.txt
+	touch $@
+
+test: $(VENV)/ok
+	$(VENV)/bin/python -m pytest -q tests
+
+check-gpu:
+	sh scripts/check_gpu.sh
+
+clean:
+	rm -rf gemm gemm.cu gemm.html gemm.png build
