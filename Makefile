@@ -101,7 +101,7 @@ test: $(VENV)/ok
 	$(VENV)/bin/python -m pytest -q tests
 
 check-gpu:
-	sh scripts/check_gpu.sh
+	bash scripts/check_gpu.sh
 
 clean:
 	rm -rf gemm gemm.cu gemm.html gemm.png build

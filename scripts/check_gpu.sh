@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The GPU check: builds every valid configuration of gemm.md for the GPU in this
+# machine, runs each with full verification at awkward sizes and with sampled
+# verification at 8192^3, runs compute-sanitizer on a few of them, and ends
+# with one line "N passed, N failed".
+#
+#   sh scripts/check_gpu.sh            (or: make check-gpu)
+#   JOBS=8 QUICK=1 sh scripts/check_gpu.sh    fewer sizes, for a first look
+#
+# Logs go to build/check/ (and to $OUT/ when that is set).
+set -u
+cd "$(dirname "$0")/.."
+
+JOBS=${JOBS:-$(nproc)}
+NVCC=${NVCC:-nvcc}
+CUBLAS=${CUBLAS:-1}
+dir=build/check
+rm -rf "$dir" && mkdir -p "$dir"
+
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
+if [ -z "$cc" ]; then
+    echo "check_gpu: no GPU found (nvidia-smi gives no compute capability)" >&2
+    exit 3
+fi
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)
+echo "GPU: $gpu, sm_$cc; $(date -u '+%Y-%m-%d %H:%M UTC'); $($NVCC --version | tail -n 1)"
+
+python3 tangle.py gemm.md -o "$dir/gemm.cu" || exit 1
+
+configs=""
+for t in F16_IN_F32_OUT F16_IN_OUT U8_IN_I32_OUT I8_IN_I32_OUT BF16_IN_F32_OUT; do
+    for s in 16x16x16 32x8x16 8x32x16; do configs="$configs $t:$s"; done
+done
+configs="$configs TF32_IN_F32_OUT:16x16x8 F64_IN_OUT:8x8x4"
+
+libs=""; [ "$CUBLAS" = 1 ] && libs="-lcublas"
+build() {   # build TYPE SHAPE TA TB
+    name="$1-$2-$3$4"
+    $NVCC -O3 -std=c++17 -lineinfo -arch=sm_$cc -DTYPE_FROM_MAKE -D"$1" -DMNK_FROM_MAKE -DMNK_"$2" \
+        -DTRANSPOSE_A="$3" -DTRANSPOSE_B="$4" -DUSE_CUBLAS="$CUBLAS" \
+        -o "$dir/$name" "$dir/gemm.cu" $libs > "$dir/$name.build.log" 2>&1 \
+        || echo "BUILD FAILED $name" >> "$dir/build-failures"
+}
+export -f build; export NVCC cc CUBLAS dir libs
+
+list=""
+for c in $configs; do
+    for ta in 0 1; do for tb in 0 1; do list="$list ${c%%:*} ${c##*:} $ta $tb"; done; done
+done
+echo "building $(echo $list | wc -w | awk '{print $1/4}') configurations with $JOBS jobs..."
+start=$(date +%s)
+echo $list | xargs -n 4 -P "$JOBS" bash -c 'build "$@"' _
+echo "built in $(( $(date +%s) - start )) s"
+[ -f "$dir/build-failures" ] && cat "$dir/build-failures"
+
+if [ "${QUICK:-0}" = 1 ]; then
+    sizes="1x1x1 7x5x3 17x33x65 300x200x100"
+    big=""
+else
+    sizes="1x1x1 7x5x3 17x33x65 300x200x100 2047x2049x1023 1x4096x1 4096x1x4096"
+    big="8192x8192x8192"
+fi
+
+# One configuration's runs, one result line each: "PASS|FAIL name size".
+runs() {   # runs NAME
+    bin="$dir/$1"
+    [ -x "$bin" ] || { echo "FAIL $1 build"; return; }
+    for sz in $sizes; do
+        if "$bin" ${sz//x/ } --verify=full --warmup 0 --repeat 1 > "$dir/$1.$sz.log" 2>&1; then
+            echo "PASS $1 $sz"
+        else
+            echo "FAIL $1 $sz (exit $?)"
+        fi
+    done
+    for sz in $big; do
+        if "$bin" ${sz//x/ } --verify=sample --warmup 1 --repeat 2 > "$dir/$1.$sz.log" 2>&1; then
+            echo "PASS $1 $sz sampled"
+        else
+            echo "FAIL $1 $sz sampled (exit $?)"
+        fi
+    done
+}
+export -f runs; export sizes big
+
+names=""
+for c in $configs; do
+    for ta in 0 1; do for tb in 0 1; do names="$names ${c%%:*}-${c##*:}-$ta$tb"; done; done
+done
+start=$(date +%s)
+# The 8192^3 runs need several GiB each: at most 4 at a time share the GPU.
+echo $names | xargs -n 1 -P 4 bash -c 'runs "$1"' _ | sort > "$dir/results.txt"
+echo "ran in $(( $(date +%s) - start )) s"
+
+# Sanitizer: a few configurations at odd sizes, every access checked.
+san=""
+if command -v compute-sanitizer > /dev/null 2>&1; then
+    for n in F16_IN_F32_OUT-16x16x16-00 F16_IN_OUT-8x32x16-11 U8_IN_I32_OUT-32x8x16-00 \
+             I8_IN_I32_OUT-8x32x16-10 BF16_IN_F32_OUT-32x8x16-01 TF32_IN_F32_OUT-16x16x8-11 \
+             F64_IN_OUT-8x8x4-01; do
+        if compute-sanitizer --tool memcheck --error-exitcode 9 "$dir/$n" 37 41 29 --warmup 0 --repeat 1 \
+                > "$dir/$n.memcheck.log" 2>&1; then
+            echo "PASS $n memcheck 37x41x29" >> "$dir/results.txt"
+        else
+            echo "FAIL $n memcheck 37x41x29" >> "$dir/results.txt"
+        fi
+    done
+else
+    echo "FAIL compute-sanitizer not found" >> "$dir/results.txt"
+fi
+
+grep '^FAIL' "$dir/results.txt" | head -n 40
+# How close the floating-point results came to their error bounds (largest ratios last).
+grep -H "Worst error" "$dir"/*.log 2>/dev/null | grep "of its bound" \
+    | sed 's/.*check\///; s/Worst error *: //' | sort -t'(' -k2 -g | tail -n 6
+for f in $(grep '^FAIL' "$dir/results.txt" | head -n 5 | awk '{print $2"."$3".log"}'); do
+    [ -f "$dir/$f" ] && { echo "--- $f"; tail -n 8 "$dir/$f"; }
+done
+if [ -n "${OUT:-}" ]; then
+    cp "$dir/results.txt" "$OUT/check-results.txt"
+    tar czf "$OUT/check-logs.tgz" -C build check --exclude='*-*-*[01][01]' 2>/dev/null
+fi
+pass=$(grep -c '^PASS' "$dir/results.txt")
+fail=$(grep -c '^FAIL' "$dir/results.txt")
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
