@@ -97,7 +97,7 @@ if command -v compute-sanitizer > /dev/null 2>&1; then
     for n in F16_IN_F32_OUT-16x16x16-00 F16_IN_OUT-8x32x16-11 U8_IN_I32_OUT-32x8x16-00 \
              I8_IN_I32_OUT-8x32x16-10 BF16_IN_F32_OUT-32x8x16-01 TF32_IN_F32_OUT-16x16x8-11 \
              F64_IN_OUT-8x8x4-01; do
-        if compute-sanitizer --tool memcheck --error-exitcode 9 "$dir/$n" 37 41 29 --warmup 0 --repeat 1 \
+        if timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$dir/$n" 37 41 29 --warmup 0 --repeat 1 \
                 > "$dir/$n.memcheck.log" 2>&1; then
             echo "PASS $n memcheck 37x41x29" >> "$dir/results.txt"
         else
