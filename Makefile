@@ -18,24 +18,36 @@ SHAPES := 16x16x16 32x8x16 8x32x16 16x16x8 8x8x4
 # drops the document's shape too, so that gemm.md picks the pair's usual one.
 CONFIG :=
 ifneq ($(TYPE),)
+  ifneq ($(words $(TYPE)),1)
+    $(error TYPE=$(TYPE) is not a type pair; choose one of: $(TYPES))
+  endif
   ifeq ($(filter $(TYPE),$(TYPES)),)
     $(error TYPE=$(TYPE) is not a type pair; choose one of: $(TYPES))
   endif
   CONFIG += -DTYPE_FROM_MAKE -D$(TYPE) -DMNK_FROM_MAKE
 endif
 ifneq ($(MNK),)
+  ifneq ($(words $(MNK)),1)
+    $(error MNK=$(MNK) is not a WMMA shape; choose one of: $(SHAPES))
+  endif
   ifeq ($(filter $(MNK),$(SHAPES)),)
     $(error MNK=$(MNK) is not a WMMA shape; choose one of: $(SHAPES))
   endif
   CONFIG += -DMNK_FROM_MAKE -DMNK_$(MNK)
 endif
 ifneq ($(TRANSPOSE_A),)
+  ifneq ($(words $(TRANSPOSE_A)),1)
+    $(error TRANSPOSE_A=$(TRANSPOSE_A) must be 0 or 1)
+  endif
   ifeq ($(filter $(TRANSPOSE_A),0 1),)
     $(error TRANSPOSE_A=$(TRANSPOSE_A) must be 0 or 1)
   endif
   CONFIG += -DTRANSPOSE_A=$(TRANSPOSE_A)
 endif
 ifneq ($(TRANSPOSE_B),)
+  ifneq ($(words $(TRANSPOSE_B)),1)
+    $(error TRANSPOSE_B=$(TRANSPOSE_B) must be 0 or 1)
+  endif
   ifeq ($(filter $(TRANSPOSE_B),0 1),)
     $(error TRANSPOSE_B=$(TRANSPOSE_B) must be 0 or 1)
   endif
