@@ -6,6 +6,7 @@
 #   make html                    render the post, gemm.html
 #   make test                    everything CI runs (no GPU needed)
 #   make check-gpu               every configuration, verified on the GPU in this machine
+#   make sweep                   kernel and cuBLAS over sizes and type pairs, tabulated and plotted
 
 NVCC    ?= nvcc
 PYTHON  ?= python3
@@ -104,9 +105,10 @@ screenshot: gemm.html
 
 # ---- tests: a virtual environment with pinned packages, made on first use ----
 VENV := .venv
-$(VENV)/ok: tests/requirements.txt
+$(VENV)/ok: tests/requirements.txt scripts/requirements-sweep.txt
 	$(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check -r tests/requirements.txt
+	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
+		-r tests/requirements.txt -r scripts/requirements-sweep.txt
 	touch $@
 
 test: $(VENV)/ok
@@ -114,6 +116,12 @@ test: $(VENV)/ok
 
 check-gpu:
 	bash scripts/check_gpu.sh
+
+# Times every type pair, kernel and cuBLAS, over sizes 256..16384 on the GPU
+# present; writes results/<gpu>-<date>.csv, .md and .svg (the plot needs
+# python3 -m pip install -r scripts/requirements-sweep.txt).
+sweep:
+	$(PYTHON) scripts/sweep.py run
 
 clean:
 	rm -rf gemm gemm.cu gemm.html gemm.png build
