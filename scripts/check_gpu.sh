@@ -87,8 +87,8 @@ for c in $configs; do
     for ta in 0 1; do for tb in 0 1; do names="$names ${c%%:*}-${c##*:}-$ta$tb"; done; done
 done
 start=$(date +%s)
-# The 8192^3 runs need up to 4 GiB each: at most 12 at a time share the GPU.
-echo $names | xargs -n 1 -P 12 bash -c 'runs "$1"' _ | sort > "$dir/results.txt"
+# The 8192^3 runs need up to 4 GiB each: at most 16 at a time share the GPU.
+echo $names | xargs -n 1 -P 16 bash -c 'runs "$1"' _ | sort > "$dir/results.txt"
 echo "ran in $(( $(date +%s) - start )) s"
 
 # Sanitizer: a few configurations at odd sizes, every access checked.
