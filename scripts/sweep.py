@@ -2,6 +2,7 @@
 """Sweep ./gemm over type pairs, layouts and sizes; tabulate and plot the result.
 
     python3 scripts/sweep.py run [--sizes 256,512,...] [--types T1,T2] [--quick] [--out results]
+                                 [--build-dir build/sweep]
     python3 scripts/sweep.py report results/X.csv
 
 `run` needs a machine with an NVIDIA GPU and the CUDA toolkit. It tangles
@@ -325,13 +326,18 @@ def make_table(meta, rows):
 
 def tick_sizes(sizes):
     """The sizes that get a tick label: every power of two, and other sizes only
-    where they stand at least 0.4 octave from every labelled one (1000 would
-    print over 1024)."""
+    where they stand at least 0.6 octave from every labelled one (1000 would
+    print over 1024, 3000 next to 4096). The rest get an unlabelled tick."""
     labelled = [s for s in sizes if s & (s - 1) == 0]
     for s in sizes:
-        if s not in labelled and all(abs(math.log2(s / t)) >= 0.4 for t in labelled):
+        if s not in labelled and all(abs(math.log2(s / t)) >= 0.6 for t in labelled):
             labelled.append(s)
     return sorted(labelled)
+
+
+def leading_digit(value):
+    """3 for 0.3, 30 and 3000: the first digit of a positive number."""
+    return int(round(value / 10 ** math.floor(math.log10(value) + 1e-9)))
 
 
 def make_plot(meta, rows, path):
@@ -339,10 +345,11 @@ def make_plot(meta, rows, path):
     import matplotlib
     from matplotlib.figure import Figure      # no pyplot: no GUI backend, no global figures
     from matplotlib.lines import Line2D
-    from matplotlib.ticker import LogFormatter, NullLocator
+    from matplotlib.ticker import FuncFormatter, NullFormatter
 
     index = index_rows(rows)
     types = sorted({key[0] for key in index}, key=type_order)
+    all_sizes = sorted({key[2] for key in index})
     kernels = kernel_impls(rows)
     impls = kernels + ["cublas"]
     # One colour per layout, one line style per implementation, the same in every panel.
@@ -381,7 +388,8 @@ def make_plot(meta, rows, path):
             ax.set_yscale("log")
             shown = tick_sizes(sizes)
             ax.set_xticks(shown, [str(s) for s in shown])
-            ax.xaxis.set_minor_locator(NullLocator())
+            ax.set_xticks([s for s in sizes if s not in shown], minor=True)
+            ax.xaxis.set_minor_formatter(NullFormatter())
             if sizes:
                 ax.set_xlim(sizes[0] / 1.4, sizes[-1] * 1.4)
             if values:
@@ -392,14 +400,19 @@ def make_plot(meta, rows, path):
                     middle = math.sqrt(low * high)
                     low, high = middle / math.sqrt(10), middle * math.sqrt(10)
                 ax.set_ylim(low, high)
-            ax.yaxis.set_major_formatter(LogFormatter())
-            ax.yaxis.set_minor_formatter(LogFormatter(minor_thresholds=(2, 0.5)))
-            ax.grid(True, which="both", linewidth=0.4, alpha=0.5)
+            # Plain numbers (20, not 2×10^1), at 1, 2 and 5 times a power of ten:
+            # enough to read a value off, few enough not to overlap.
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+            ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if leading_digit(v) in (2, 5) else ""))
+            ax.grid(True, which="major", linewidth=0.5, alpha=0.6)
+            ax.grid(True, which="minor", axis="x", linewidth=0.4, alpha=0.4)
             ax.set_title(type_title(type_pair), fontsize=10).set_gid(f"title-{type_pair}")
             if i % ncols == 0:
                 ax.set_ylabel("eTOPS")
             if i + ncols >= len(types):             # the lowest panel of its column
-                ax.set_xlabel("M = N = K")
+                unlabelled = [s for s in all_sizes if s not in tick_sizes(all_sizes)]
+                ax.set_xlabel("M = N = K" + (f" (unlabelled ticks: {', '.join(map(str, unlabelled))})"
+                                             if unlabelled else ""))
         for ax in axes[len(types):]:
             ax.set_visible(False)
 

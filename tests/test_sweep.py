@@ -166,7 +166,9 @@ def test_table_columns_and_missing_cublas_marked():
     meta, rows = sweep.read_csv(FIXTURE)
     titles, cells = table_rows(sweep.make_table(meta, rows))
     assert titles[:2] == ["Type pair", "Size"]
-    assert len(titles) == 2 + 4 + 2     # four eTOPS columns, two ratios (with one kernel)
+    # Per layout: an eTOPS column for each kernel and for cuBLAS, and a ratio for each kernel.
+    kernels = sweep.kernel_impls(rows)
+    assert len(titles) == 2 + 2 * (len(kernels) + 1) + 2 * len(kernels)
     kernel_only = [r for r in rows if r["impl"] != "cublas"]
     _, cells = table_rows(sweep.make_table(meta, kernel_only))
     assert cells
@@ -488,5 +490,6 @@ def test_estimate_left():
 def test_tick_sizes_skip_crowded_labels():
     shown = sweep.tick_sizes(sweep.DEFAULT_SIZES)
     assert 1024 in shown and 1000 not in shown
-    assert 3000 in shown and 10000 not in shown
+    assert 2048 in shown and 3000 not in shown and 10000 not in shown
+    assert sweep.tick_sizes([256, 3000, 16384]) == [256, 3000, 16384]
     assert sweep.tick_sizes([1000]) == [1000]
