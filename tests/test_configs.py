@@ -358,9 +358,6 @@ def test_make_without_arch_and_gpu_covers_a100_orin_and_hopper(make_dir, gpu_pre
         assert re.search(rf"code=\[?{sm}\b", line), line
 
 
-@pytest.mark.xfail(strict=True, reason="Makefile bug: $(filter $(TYPE),$(TYPES)) accepts a "
-                   "value with several words if any one of them is valid, so TYPE='F16_IN_OUT "
-                   "BOGUS' passes the check and 'BOGUS' reaches nvcc as a file name")
 def test_make_refuses_a_setting_of_several_words(make_dir):
     result = make_n(make_dir, "TYPE=F16_IN_OUT BOGUS")
     assert result.returncode != 0
