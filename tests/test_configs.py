@@ -416,3 +416,54 @@ def test_the_configuration_block_sets_the_default(default_builds, document, type
     assert report_field(run.stdout, "WMMA shape") == shape
     assert report_field(run.stdout, "Transposed") == "A no, B no"
     assert report_field(run.stdout, "Result") == "PASS"
+
+
+# ---------------------------------------------------------------- building with and without cuBLAS
+
+def make_real(folder, *variables):
+    """A real make (not -n) in a copy of the tree; ARCH=sm_90 keeps it to one target."""
+    env = {k: v for k, v in os.environ.items() if k not in LEAKY}
+    env["PYTHON"] = sys.executable
+    return subprocess.run(["make", "ARCH=sm_90", *variables], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def linked_libraries(exe):
+    ldd = subprocess.run(["ldd", str(exe)], capture_output=True, text=True)
+    assert ldd.returncode == 0, ldd.stderr
+    return ldd.stdout
+
+
+@pytest.mark.parametrize("cublas", ["0", "1"])
+def test_make_builds_with_and_without_cublas(tmp_path, cublas):
+    if shutil.which("make") is None or shutil.which("ldd") is None:
+        pytest.skip("make or ldd is not installed")
+    for name in ["gemm.md", "tangle.py", "Makefile"]:
+        shutil.copy(REPO / name, tmp_path / name)
+    built = make_real(tmp_path, f"CUBLAS={cublas}")
+    assert built.returncode == 0, built.stdout + built.stderr
+    exe = tmp_path / "gemm"
+    assert ("libcublas" in linked_libraries(exe)) == (cublas == "1")
+
+    # The option is read and the report says what became of cuBLAS.
+    def cublas_line(*args):
+        run = subprocess.run([str(exe), "--cpu-only", *args, "5", "7", "3"],
+                             capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        return [l for l in run.stdout.splitlines() if l.startswith("cuBLAS ")]
+
+    if cublas == "1":
+        assert cublas_line() == ["cuBLAS                : not run (--cpu-only)"]
+        assert cublas_line("--cublas=off") == ["cuBLAS                : off (--cublas=off)"]
+        assert cublas_line("--cublas", "on") == ["cuBLAS                : not run (--cpu-only)"]
+    else:
+        assert cublas_line() == ["cuBLAS                : not built in (make CUBLAS=0)"]
+        refused = subprocess.run([str(exe), "--cublas=on", "5", "7", "3"],
+                                 capture_output=True, text=True, timeout=60)
+        assert refused.returncode == 2
+        assert "built without cuBLAS" in refused.stderr
+    bad = subprocess.run([str(exe), "--cpu-only", "--cublas=maybe", "1", "1", "1"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "--cublas" in bad.stderr
+    assert "--cublas=on|off" in subprocess.run([str(exe), "--help"], capture_output=True,
+                                               text=True).stdout
