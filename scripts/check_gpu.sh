@@ -61,26 +61,20 @@ else
     big="8192x8192x8192"
 fi
 
-# One configuration's runs, one result line each: "PASS|FAIL name size".
-runs() {   # runs NAME
-    bin="$dir/$1"
-    [ -x "$bin" ] || { echo "FAIL $1 build"; return; }
-    for sz in $sizes; do
-        if "$bin" ${sz//x/ } --verify=full --warmup 0 --repeat 1 > "$dir/$1.$sz.log" 2>&1; then
-            echo "PASS $1 $sz"
-        else
-            echo "FAIL $1 $sz (exit $?)"
-        fi
-    done
-    for sz in $big; do
-        if "$bin" ${sz//x/ } --verify=sample --warmup 1 --repeat 2 > "$dir/$1.$sz.log" 2>&1; then
-            echo "PASS $1 $sz sampled"
-        else
-            echo "FAIL $1 $sz sampled (exit $?)"
-        fi
-    done
+# One configuration's runs, one result line each: "PASS|FAIL name size mode".
+one() {   # one NAME SIZE MODE WARMUP REPEAT
+    if "$dir/$1" ${2//x/ } --verify="$3" --warmup "$4" --repeat "$5" > "$dir/$1.$2.log" 2>&1; then
+        echo "PASS $1 $2 $3"
+    else
+        echo "FAIL $1 $2 $3 (exit $?)"
+    fi
 }
-export -f runs; export sizes big
+runs() {   # runs NAME
+    [ -x "$dir/$1" ] || { echo "FAIL $1 build"; return; }
+    for sz in $sizes; do one "$1" "$sz" full 0 1; done
+    for sz in $big; do one "$1" "$sz" sample 1 2; done
+}
+export -f one runs; export sizes big
 
 names=""
 for c in $configs; do

@@ -291,11 +291,15 @@ def make_dir(tmp_path_factory):
     return folder
 
 
-def make_n(folder, *variables):
+def run_make(folder, *arguments, timeout=120):
     env = {k: v for k, v in os.environ.items() if k not in LEAKY}
     env["PYTHON"] = sys.executable
-    return subprocess.run(["make", "-n", *variables], cwd=folder, env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(["make", *arguments], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def make_n(folder, *variables):
+    return run_make(folder, "-n", *variables)
 
 
 def nvcc_line(result):
@@ -422,10 +426,7 @@ def test_the_configuration_block_sets_the_default(default_builds, document, type
 
 def make_real(folder, *variables):
     """A real make (not -n) in a copy of the tree; ARCH=sm_90 keeps it to one target."""
-    env = {k: v for k, v in os.environ.items() if k not in LEAKY}
-    env["PYTHON"] = sys.executable
-    return subprocess.run(["make", "ARCH=sm_90", *variables], cwd=folder, env=env,
-                          capture_output=True, text=True, timeout=600)
+    return run_make(folder, "ARCH=sm_90", *variables, timeout=600)
 
 
 def linked_libraries(exe):
