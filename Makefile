@@ -97,7 +97,7 @@ gemm: gemm.cu build/flags
 # ---- the post ----
 html: gemm.html
 
-gemm.html: gemm.md $(wildcard post/*) $(wildcard post/figures/*)
+gemm.html: gemm.md $(wildcard post/*) $(wildcard post/figures/*) $(wildcard results/*.svg)
 	sh post/render.sh gemm.md gemm.html
 
 screenshot: gemm.html
