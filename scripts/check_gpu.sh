@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The GPU check: builds every valid configuration of gemm.md for the GPU in this
-# machine, runs each with full verification at awkward sizes and with sampled
-# verification at 8192^3, runs compute-sanitizer on a few of them, and ends
+# machine, runs each (both kernels, and cuBLAS beside them) with full verification
+# at awkward sizes and with sampled verification at 8192^3, runs compute-sanitizer's
+# memcheck and racecheck on a few of them, and ends
 # with one line "N passed, N failed".
 #
 #   sh scripts/check_gpu.sh            (or: make check-gpu)
@@ -85,19 +86,29 @@ start=$(date +%s)
 echo $names | xargs -n 1 -P 16 bash -c 'runs "$1"' _ | sort > "$dir/results.txt"
 echo "ran in $(( $(date +%s) - start )) s"
 
-# Sanitizer: a few configurations at odd sizes, every access checked.
-san=""
+# Sanitizers: a few configurations at odd sizes. memcheck checks every access of
+# both kernels; racecheck the tiled kernel's shared memory (the simple kernel
+# has none). K = 300 is ten steps of the tiled kernel, more than its stages.
+sanitize() {   # sanitize TOOL NAME SIZE ARGS...
+    tool=$1; n=$2; sz=$3; shift 3
+    if timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 9 "$dir/$n" ${sz//x/ } \
+            --warmup 0 --repeat 1 "$@" > "$dir/$n.$tool.log" 2>&1; then
+        echo "PASS $n $tool $sz" >> "$dir/results.txt"
+    else
+        echo "FAIL $n $tool $sz" >> "$dir/results.txt"
+    fi
+}
 if command -v compute-sanitizer > /dev/null 2>&1; then
-    for n in F16_IN_F32_OUT-16x16x16-00 F16_IN_OUT-8x32x16-11 U8_IN_I32_OUT-32x8x16-00 \
-             I8_IN_I32_OUT-8x32x16-10 BF16_IN_F32_OUT-32x8x16-01 TF32_IN_F32_OUT-16x16x8-11 \
-             F64_IN_OUT-8x8x4-01; do
-        if timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 "$dir/$n" 37 41 29 --warmup 0 --repeat 1 \
-                > "$dir/$n.memcheck.log" 2>&1; then
-            echo "PASS $n memcheck 37x41x29" >> "$dir/results.txt"
-        else
-            echo "FAIL $n memcheck 37x41x29" >> "$dir/results.txt"
-        fi
+    san_list="F16_IN_F32_OUT-16x16x16-00 F16_IN_OUT-8x32x16-11 U8_IN_I32_OUT-32x8x16-00
+              I8_IN_I32_OUT-8x32x16-10 BF16_IN_F32_OUT-32x8x16-01 TF32_IN_F32_OUT-16x16x8-11
+              F64_IN_OUT-8x8x4-01"
+    [ "${QUICK:-0}" = 1 ] && san_list="F16_IN_F32_OUT-16x16x16-00 F64_IN_OUT-8x8x4-01"
+    for n in $san_list; do
+        sanitize memcheck "$n" 37x41x300
+        sanitize racecheck "$n" 37x41x300 --kernel=tiled --cublas=off
     done
+    sanitize racecheck F16_IN_F32_OUT-16x16x16-01 300x520x77 --kernel=tiled --cublas=off
+    sanitize racecheck F64_IN_OUT-8x8x4-10 300x520x77 --kernel=tiled --cublas=off
 else
     echo "FAIL compute-sanitizer not found" >> "$dir/results.txt"
 fi

@@ -1,0 +1,279 @@
+#!/usr/bin/env python3
+"""The tiled kernel's worklog: every optimisation step of gemm.md, measured.
+
+    python3 scripts/worklog.py run [--types T1,T2] [--size 8192] [--explore T1,T2|all] [--out results]
+    python3 scripts/worklog.py table results/X-worklog.csv [--into gemm.md]
+
+`run` needs an NVIDIA GPU and the CUDA toolkit. For each type pair it builds
+one binary per step below (the settings of gemm.md's tiled kernel, switched
+on one after another), all in the layout TN (A plain, B transposed: the one
+cuBLAS's int8 GEMM is fast in), and times each at 8192^3 with ./gemm
+--kernel=tiled, verified on a sample. One more run per pair gives the simple
+kernel and cuBLAS side by side, and ./gemm --ceiling the WMMA ceiling. Every
+line of ./gemm's CSV is kept, prefixed with the step, in
+results/<gpu>-<date>-worklog.csv; it is written as the runs finish, so an
+interrupted run keeps what it measured. --explore also times, for the type
+pairs it names, variants that are not steps (other block tiles, steps along K, skews, groupings), to choose
+the settings by.
+
+`table` turns such a CSV into the Markdown table of the post (eTOPS per step
+and type pair, with cuBLAS and the ceiling) and with --into replaces the
+table between the markers <!-- worklog:begin --> and <!-- worklog:end --> of
+that file. It uses only the standard library.
+"""
+
+import argparse
+import datetime
+import os
+import shlex
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sweep  # noqa: E402  (the same GPU detection, CSV reading and number format)
+
+REPO = sweep.REPO
+BUILD = Path("build/worklog")
+BEGIN, END = "<!-- worklog:begin -->", "<!-- worklog:end -->"
+LAYOUT = {"TRANSPOSE_A": 0, "TRANSPOSE_B": 1}
+ELEMENT_BYTES = {"F16_IN_F32_OUT": 2, "F16_IN_OUT": 2, "BF16_IN_F32_OUT": 2, "TF32_IN_F32_OUT": 4,
+                 "F64_IN_OUT": 8, "I8_IN_I32_OUT": 1, "U8_IN_I32_OUT": 1}
+
+# The steps, in the order of the post. Each names the settings it builds with;
+# anything not named keeps gemm.md's default, so the last step is the kernel
+# exactly as gemm.md ships it. "simple" is not a build of the tiled kernel.
+BASE = {"STAGES": 1, "SKEW_BYTES": 0, "EPILOGUE_STAGED": 0, "GROUP_M": 1}
+STEPS = [
+    ("simple", "simple kernel: one warp per tile, from global memory", None),
+    ("tile", "block tile in shared memory: copy, then multiply", dict(BASE)),
+    ("skew", "rows in shared memory skewed by 16 bytes", dict(BASE, SKEW_BYTES=16)),
+    ("stages2", "cp.async, 2 stages", dict(BASE, SKEW_BYTES=16, STAGES=2)),
+    ("stages3", "cp.async, 3 stages", dict(BASE, SKEW_BYTES=16, STAGES=3)),
+    ("stages4", "cp.async, 4 stages", dict(BASE, SKEW_BYTES=16, STAGES=4)),
+    ("epilogue", "epilogue through shared memory", {"GROUP_M": 1}),
+    ("grouped", "blocks in groups of 8 rows (GROUP_M 8): as shipped", {}),
+]
+
+
+def explore_variants(type_pair):
+    """Variants around the shipped settings, for choosing them; not steps of the post."""
+    size = ELEMENT_BYTES[type_pair]
+    variants = [
+        ("k128", "step of 128 bytes along K", {"BLOCK_K": 128 // size}),
+        ("k32", "step of 32 bytes along K", {"BLOCK_K": max(32 // size, 4 if size == 8 else 8)}),
+        ("skew32", "rows skewed by 32 bytes", {"SKEW_BYTES": 32}),
+        ("stages4s", "4 stages, staged epilogue, grouped", {"STAGES": 4}),
+        ("stages2s", "2 stages, staged epilogue, grouped", {"STAGES": 2}),
+        ("group4", "GROUP_M 4", {"GROUP_M": 4}),
+        ("group16", "GROUP_M 16", {"GROUP_M": 16}),
+    ]
+    if type_pair == "F64_IN_OUT":
+        variants += [
+            ("w2x4", "warps 2 x 4 (warp tile 64 x 32)", {"BLOCK_WARPS_M": 2, "BLOCK_WARPS_N": 4}),
+            ("b64x128", "block 64 x 128, 2 x 2 warps of 32 x 64",
+             {"BLOCK_M": 64, "BLOCK_WARPS_M": 2, "BLOCK_WARPS_N": 2}),
+        ]
+    else:
+        variants += [
+            ("b128x128", "block 128 x 128, 2 x 2 warps of 64 x 64",
+             {"BLOCK_N": 128, "BLOCK_WARPS_N": 2}),
+            ("b256x128", "block 256 x 128, 4 x 2 warps of 64 x 64",
+             {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_WARPS_M": 4, "BLOCK_WARPS_N": 2}),
+        ]
+    return variants
+
+
+# ---------------------------------------------------------------- the table
+
+def step_titles():
+    return {key: title for key, title, _ in STEPS}
+
+
+def read_worklog(path):
+    """(meta, rows) of a worklog CSV: sweep's CSV rows with a 'step' column."""
+    meta, rows = sweep.read_csv(path)
+    for row in rows:
+        if "step" not in row:
+            raise ValueError(f"{path}: not a worklog CSV (no 'step' column)")
+    return meta, rows
+
+
+def make_table(rows):
+    """The Markdown table: one row per step, one column per type pair, eTOPS.
+
+    A step's cell is its kernel's median eTOPS; the row "simple kernel" is the
+    simple kernel's, and two more rows give cuBLAS (in the same runs as the
+    simple kernel) and the WMMA ceiling. The last row gives the shipped
+    kernel's share of cuBLAS's speed. A repeated measurement keeps its last row.
+    """
+    types = sorted({r["type"] for r in rows}, key=sweep.type_order)
+    cell = {}
+    for r in rows:
+        if r.get("result") == "FAIL":
+            continue
+        if r["impl"] == "cublas":
+            cell[("cublas", r["type"])] = r["etops"]
+        elif r["impl"] == "ceiling":
+            cell[("ceiling", r["type"])] = r["etops"]
+        elif r["step"] == "simple" and r["impl"] == "simple":
+            cell[("simple", r["type"])] = r["etops"]
+        elif r["impl"] == "tiled":
+            cell[(r["step"], r["type"])] = r["etops"]
+    titles = step_titles()
+    header = ["step"] + [sweep.type_title(t).replace("_IN_", " in ").replace("_OUT", " out")
+                         for t in types]
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join(["---"] + ["---:"] * len(types)) + "|"]
+    for key, _, _ in STEPS:
+        if any((key, t) in cell for t in types):
+            lines.append("| " + " | ".join([titles[key]] + [sweep.fmt3(cell.get((key, t)))
+                                                              for t in types]) + " |")
+    last = STEPS[-1][0]
+    for key, title in (("cublas", "cuBLAS (same runs as the simple kernel)"),
+                       ("ceiling", "WMMA ceiling (mma_sync alone)")):
+        if any((key, t) in cell for t in types):
+            lines.append("| " + " | ".join([title] + [sweep.fmt3(cell.get((key, t))) for t in types]) + " |")
+    shares = []
+    for t in types:
+        k, c = cell.get((last, t)), cell.get(("cublas", t))
+        shares.append(f"{100 * k / c:.0f} %" if k and c else sweep.MISSING)
+    if any(s != sweep.MISSING for s in shares):
+        lines.append("| " + " | ".join(["shipped kernel / cuBLAS"] + shares) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def describe(meta, rows):
+    """One sentence under the table: where and when it was measured, and how."""
+    gpu = meta.get("gpu") or (rows[0]["device"] if rows else "an unknown GPU")
+    date = meta.get("date", "an unknown date")
+    size = next((r["M"] for r in rows if r["impl"] == "tiled"), None)
+    return (f"Median eTOPS of {rows[0]['repeat'] if rows else '?'} timed launches at "
+            f"{size}³, layout TN, on {gpu}, {date}; every run verified. "
+            f"Made by `python3 scripts/worklog.py table` from `{meta.get('file', 'the worklog CSV')}`.\n")
+
+
+def insert_table(document, table):
+    """document with the text between the worklog markers replaced by table; ValueError without them."""
+    begin, end = document.find(BEGIN), document.find(END)
+    if begin < 0 or end < begin:
+        raise ValueError(f"the markers {BEGIN} and {END} are missing or out of order")
+    return document[:begin + len(BEGIN)] + "\n" + table + document[end:]
+
+
+def table(args):
+    meta, rows = read_worklog(args.csv)
+    meta.setdefault("file", os.path.relpath(args.csv, REPO) if Path(args.csv).is_absolute()
+                    else str(args.csv))
+    text = make_table(rows) + "\n" + describe(meta, rows)
+    if args.into:
+        path = Path(args.into)
+        path.write_text(insert_table(path.read_text(encoding="utf-8"), text), encoding="utf-8")
+        print(f"worklog.py: table written into {path}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+# ---------------------------------------------------------------- measuring
+
+def defines(settings):
+    return [f"-D{k}={v}" for k, v in sorted(settings.items())]
+
+
+def build(cc, type_pair, key, settings):
+    out = BUILD / f"{type_pair}-{key}"
+    cmd = (["nvcc", "-O3", "-std=c++17", "-lineinfo", f"-arch=sm_{cc}", "-DTYPE_FROM_MAKE",
+            f"-D{type_pair}", "-DMNK_FROM_MAKE", "-DUSE_CUBLAS=1"]
+           + defines(LAYOUT) + defines(settings or {})
+           + ["-o", str(out), str(BUILD / "gemm.cu"), "-lcublas"])
+    result = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    return out, (None if result.returncode == 0 else shlex.join(cmd) + "\n" + result.stderr[-2000:])
+
+
+def run(args):
+    gpu, cc, driver = sweep.find_gpu()
+    types = sweep.parse_types(args.types) if args.types else sweep.TYPES
+    (REPO / BUILD).mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "tangle.py", "gemm.md", "-o", str(BUILD / "gemm.cu")],
+                   cwd=REPO, check=True)
+    jobs = []   # (type, key, settings, kind)
+    for t in types:
+        for key, _, settings in STEPS:
+            jobs.append((t, key, settings, "step"))
+        if t in args.explore:
+            for key, _, settings in explore_variants(t):
+                jobs.append((t, key, settings, "explore"))
+
+    start = time.monotonic()
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
+        built = list(pool.map(lambda j: build(cc, j[0], j[1], j[2]), jobs))
+    print(f"worklog.py: built {len(jobs)} binaries in {time.monotonic() - start:.0f} s", flush=True)
+
+    out_dir = Path(args.out)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    date = datetime.date.today().isoformat()
+    path = out_dir / f"{sweep.slug(gpu)}-{date}-worklog.csv"
+    header = subprocess.run([str(REPO / built[0][0]), "--csv-header"], capture_output=True,
+                            text=True).stdout.strip()
+    size = str(args.size)
+    common = ["--csv", "--verify=sample", "--warmup", "3", "--repeat", "10", size, size, size]
+    failed = 0
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(f"# gpu: {gpu} (sm_{cc}, driver {driver})\n# date: {date}\n"
+                f"# command: python3 scripts/worklog.py run {' '.join(sys.argv[2:])}\n")
+        f.write("step,kind,settings," + header + "\n")
+        for (t, key, settings, kind), (binary, error) in zip(jobs, built):
+            label = " ".join(f"{k}={v}" for k, v in sorted((settings or {}).items())) or "defaults"
+            if error:
+                print(f"BUILD FAILED {t} {key}:\n{error}", flush=True)
+                f.write(f"# failed: build {t} {key}\n")
+                failed += 1
+                continue
+            runs = [["--kernel=tiled", "--cublas=off"] + common]
+            if key == "simple":
+                runs = [["--kernel=simple"] + common, ["--ceiling", "--csv"]]
+            for extra in runs:
+                began = time.monotonic()
+                result = subprocess.run([str(REPO / binary)] + extra, capture_output=True, text=True)
+                lines = [line for line in result.stdout.splitlines() if line.startswith('"')]
+                for line in lines:
+                    f.write(f"{key},{kind},\"{label}\",{line}\n")
+                f.flush()
+                if result.returncode != 0 or not lines:
+                    failed += 1
+                    f.write(f"# failed: {t} {key} {' '.join(extra)} (exit {result.returncode})\n")
+                    print(f"FAILED {t} {key} (exit {result.returncode}): {result.stderr.strip()[-500:]}",
+                          flush=True)
+                else:
+                    shown = [ln.split(",") for ln in lines]
+                    speeds = ", ".join(f"{s[12]} {float(s[19]):.1f}" for s in shown)
+                    print(f"{t:16} {key:9} {speeds}  ({time.monotonic() - began:.1f} s)", flush=True)
+    print(f"worklog.py: wrote {path}; {failed} failed")
+    meta, rows = read_worklog(path)
+    meta["file"] = str(path)
+    sys.stdout.write(make_table(rows))
+    return 1 if failed else 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="build and time every step on the GPU present")
+    r.add_argument("--types", help="type pairs, comma-separated (default: all seven)")
+    r.add_argument("--size", type=int, default=8192, help="M = N = K (default 8192)")
+    r.add_argument("--explore", type=lambda text: sweep.parse_types(text) if text != "all" else sweep.TYPES,
+                   default=[], help="type pairs (comma-separated, or all) for which to time also "
+                   "the variants that are not steps")
+    r.add_argument("--out", default="results", help="folder for the CSV (default results)")
+    t = sub.add_parser("table", help="the Markdown table of a worklog CSV")
+    t.add_argument("csv", type=Path)
+    t.add_argument("--into", help="replace the table between the worklog markers of this file")
+    args = parser.parse_args(argv)
+    return run(args) if args.command == "run" else table(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
