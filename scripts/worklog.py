@@ -45,45 +45,82 @@ ELEMENT_BYTES = {"F16_IN_F32_OUT": 2, "F16_IN_OUT": 2, "BF16_IN_F32_OUT": 2, "TF
 # The steps, in the order of the post. Each names the settings it builds with;
 # anything not named keeps gemm.md's default, so the last step is the kernel
 # exactly as gemm.md ships it. "simple" is not a build of the tiled kernel.
-BASE = {"STAGES": 1, "SKEW_BYTES": 0, "EPILOGUE_STAGED": 0, "GROUP_M": 1}
-STEPS = [
-    ("simple", "simple kernel: one warp per tile, from global memory", None),
-    ("tile", "block tile in shared memory: copy, then multiply", dict(BASE)),
-    ("skew", "rows in shared memory skewed by 16 bytes", dict(BASE, SKEW_BYTES=16)),
-    ("stages2", "cp.async, 2 stages", dict(BASE, SKEW_BYTES=16, STAGES=2)),
-    ("stages3", "cp.async, 3 stages", dict(BASE, SKEW_BYTES=16, STAGES=3)),
-    ("stages4", "cp.async, 4 stages", dict(BASE, SKEW_BYTES=16, STAGES=4)),
-    ("epilogue", "epilogue through shared memory", {"GROUP_M": 1}),
-    ("grouped", "blocks in groups of 8 rows (GROUP_M 8): as shipped", {}),
-]
+# The first steps use the first block tile tried: 128 x 256 with 2 x 4 warps
+# (double: 128 x 128, 4 x 2 warps) and a step of 64 bytes along K.
+STEP_TITLES = {"simple": "simple kernel: one warp per tile, from global memory",
+               "tile": "block tile in shared memory (128 × 256; double 128 × 128): copy, then multiply",
+               "skew": "rows in shared memory skewed by 16 bytes",
+               "stages2": "cp.async, 2 stages",
+               "stages3": "cp.async, 3 stages",
+               "stages4": "cp.async, 4 stages",
+               "epilogue": "3 stages; epilogue through shared memory",
+               "grouped": "blocks in groups of 8 rows (GROUP_M 8)",
+               "k128": "step along K of 128 bytes (was 64)",
+               "shipped": "block tile 128 × 128 (double 64 × 64), 2 stages (half 3): as shipped"}
+STEPS = [(key, title, None) for key, title in STEP_TITLES.items()]
+
+
+def first_tile(type_pair):
+    k64 = {"BLOCK_K": 64 // ELEMENT_BYTES[type_pair]}
+    if type_pair == "F64_IN_OUT":
+        return dict(k64, BLOCK_M=128, BLOCK_N=128, BLOCK_WARPS_M=4, BLOCK_WARPS_N=2)
+    return dict(k64, BLOCK_M=128, BLOCK_N=256, BLOCK_WARPS_M=2, BLOCK_WARPS_N=4)
+
+
+def steps_for(type_pair):
+    """[(key, title, settings or None)] for one type pair, in the order of STEPS."""
+    first = first_tile(type_pair)
+    base = dict(first, STAGES=1, SKEW_BYTES=0, EPILOGUE_STAGED=0, GROUP_M=1)
+    settings = {
+        "simple": None,
+        "tile": base,
+        "skew": dict(base, SKEW_BYTES=16),
+        "stages2": dict(base, SKEW_BYTES=16, STAGES=2),
+        "stages3": dict(base, SKEW_BYTES=16, STAGES=3),
+        "stages4": dict(base, SKEW_BYTES=16, STAGES=4),
+        "epilogue": dict(first, STAGES=3, GROUP_M=1),
+        "grouped": dict(first, STAGES=3),
+        "k128": dict({k: v for k, v in first.items() if k != "BLOCK_K"}, STAGES=3),
+        "shipped": {},
+    }
+    return [(key, title, settings[key]) for key, title, _ in STEPS]
 
 
 def explore_variants(type_pair):
     """Variants around the shipped settings, for choosing them; not steps of the post."""
     size = ELEMENT_BYTES[type_pair]
-    variants = [
-        ("k128", "step of 128 bytes along K", {"BLOCK_K": 128 // size}),
-        ("k32", "step of 32 bytes along K", {"BLOCK_K": max(32 // size, 4 if size == 8 else 8)}),
-        ("skew32", "rows skewed by 32 bytes", {"SKEW_BYTES": 32}),
-        ("stages4s", "4 stages, staged epilogue, grouped", {"STAGES": 4}),
-        ("stages2s", "2 stages, staged epilogue, grouped", {"STAGES": 2}),
-        ("group4", "GROUP_M 4", {"GROUP_M": 4}),
-        ("group16", "GROUP_M 16", {"GROUP_M": 16}),
-    ]
+    k64, k128, k256 = 64 // size, 128 // size, 256 // size
     if type_pair == "F64_IN_OUT":
-        variants += [
-            ("w2x4", "warps 2 x 4 (warp tile 64 x 32)", {"BLOCK_WARPS_M": 2, "BLOCK_WARPS_N": 4}),
-            ("b64x128", "block 64 x 128, 2 x 2 warps of 32 x 64",
-             {"BLOCK_M": 64, "BLOCK_WARPS_M": 2, "BLOCK_WARPS_N": 2}),
+        return [
+            ("k64", "step of 64 bytes", {"BLOCK_K": k64}),
+            ("k128", "step of 128 bytes", {"BLOCK_K": k128}),
+            ("skew16", "rows skewed by 16 bytes", {"SKEW_BYTES": 16}),
+            ("skew32", "rows skewed by 32 bytes", {"SKEW_BYTES": 32}),
+            ("b128x128", "block 128 x 128, 4 x 2 warps of 32 x 64",
+             {"BLOCK_M": 128, "BLOCK_WARPS_M": 4, "BLOCK_WARPS_N": 2}),
+            ("b64x128-k128", "block 64 x 128, step of 128 bytes",
+             {"BLOCK_M": 64, "BLOCK_WARPS_M": 2, "BLOCK_K": k128}),
+            ("b64x64", "block 64 x 64, 2 x 1 warps of 32 x 64",
+             {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_WARPS_M": 2, "BLOCK_WARPS_N": 1}),
+            ("b64x128-s4", "block 64 x 128, 4 stages", {"BLOCK_M": 64, "BLOCK_WARPS_M": 2, "STAGES": 4}),
         ]
-    else:
-        variants += [
-            ("b128x128", "block 128 x 128, 2 x 2 warps of 64 x 64",
-             {"BLOCK_N": 128, "BLOCK_WARPS_N": 2}),
-            ("b256x128", "block 256 x 128, 4 x 2 warps of 64 x 64",
-             {"BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_WARPS_M": 4, "BLOCK_WARPS_N": 2}),
-        ]
-    return variants
+    return [
+        ("k64", "step of 64 bytes", {"BLOCK_K": k64}),
+        ("k128", "step of 128 bytes, 128 x 256", {"BLOCK_K": k128, "BLOCK_N": 256, "BLOCK_WARPS_N": 4}),
+        ("k128-128", "step of 128 bytes, 128 x 128", {"BLOCK_K": k128, "BLOCK_N": 128, "BLOCK_WARPS_N": 2}),
+        ("k128-128-s4", "as k128-128, 4 stages",
+         {"BLOCK_K": k128, "BLOCK_N": 128, "BLOCK_WARPS_N": 2, "STAGES": 4}),
+        ("k128-128-s2", "as k128-128, 2 stages",
+         {"BLOCK_K": k128, "BLOCK_N": 128, "BLOCK_WARPS_N": 2, "STAGES": 2}),
+        ("k128-128-skew32", "as k128-128, skew 32",
+         {"BLOCK_K": k128, "BLOCK_N": 128, "BLOCK_WARPS_N": 2, "SKEW_BYTES": 32}),
+        ("k128-skew32", "as k128, skew 32",
+         {"BLOCK_K": k128, "BLOCK_N": 256, "BLOCK_WARPS_N": 4, "SKEW_BYTES": 32}),
+        ("k256-128", "step of 256 bytes, 128 x 128, 2 stages",
+         {"BLOCK_K": k256, "BLOCK_N": 128, "BLOCK_WARPS_N": 2, "STAGES": 2}),
+        ("k128-64x128", "step of 128 bytes, 64 x 128, 1 x 2 warps",
+         {"BLOCK_K": k128, "BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_WARPS_M": 1, "BLOCK_WARPS_N": 2}),
+    ]
 
 
 # ---------------------------------------------------------------- the table
@@ -201,7 +238,7 @@ def run(args):
                    cwd=REPO, check=True)
     jobs = []   # (type, key, settings, kind)
     for t in types:
-        for key, _, settings in STEPS:
+        for key, _, settings in ([] if args.no_steps else steps_for(t)):
             jobs.append((t, key, settings, "step"))
         if t in args.explore:
             for key, _, settings in explore_variants(t):
@@ -267,6 +304,7 @@ def main(argv=None):
     r.add_argument("--explore", type=lambda text: sweep.parse_types(text) if text != "all" else sweep.TYPES,
                    default=[], help="type pairs (comma-separated, or all) for which to time also "
                    "the variants that are not steps")
+    r.add_argument("--no-steps", action="store_true", help="time only the --explore variants")
     r.add_argument("--out", default="results", help="folder for the CSV (default results)")
     t = sub.add_parser("table", help="the Markdown table of a worklog CSV")
     t.add_argument("csv", type=Path)
