@@ -46,7 +46,8 @@ ELEMENT_BYTES = {"F16_IN_F32_OUT": 2, "F16_IN_OUT": 2, "BF16_IN_F32_OUT": 2, "TF
 # anything not named keeps gemm.md's default, so the last step is the kernel
 # exactly as gemm.md ships it. "simple" is not a build of the tiled kernel.
 # The first steps use the first block tile tried: 128 x 256 with 2 x 4 warps
-# (double: 128 x 128, 4 x 2 warps) and a step of 64 bytes along K.
+# (double: 128 x 128, 4 x 2 warps), a step of 64 bytes along K and the
+# compiler's own choice of wmma.load.
 STEP_TITLES = {"simple": "simple kernel: one warp per tile, from global memory",
                "tile": "block tile in shared memory (128 × 256; double 128 × 128): copy, then multiply",
                "skew": "rows in shared memory skewed by 16 bytes",
@@ -55,6 +56,7 @@ STEP_TITLES = {"simple": "simple kernel: one warp per tile, from global memory",
                "stages4": "cp.async, 4 stages",
                "epilogue": "3 stages; epilogue through shared memory",
                "grouped": "blocks in groups of 8 rows (GROUP_M 8)",
+               "ptxload": "shared-memory form of wmma.load (bfloat16, tf32, double)",
                "k128": "step along K of 128 bytes (was 64)",
                "shipped": "block tile 128 × 128 (double 64 × 64), 2 stages (half 3): as shipped"}
 STEPS = [(key, title, None) for key, title in STEP_TITLES.items()]
@@ -70,6 +72,7 @@ def first_tile(type_pair):
 def steps_for(type_pair):
     """[(key, title, settings or None)] for one type pair, in the order of STEPS."""
     first = first_tile(type_pair)
+    first["LOAD_SHARED_BY_PTX"] = 0
     base = dict(first, STAGES=1, SKEW_BYTES=0, EPILOGUE_STAGED=0, GROUP_M=1)
     settings = {
         "simple": None,
@@ -80,7 +83,8 @@ def steps_for(type_pair):
         "stages4": dict(base, SKEW_BYTES=16, STAGES=4),
         "epilogue": dict(first, STAGES=3, GROUP_M=1),
         "grouped": dict(first, STAGES=3),
-        "k128": dict({k: v for k, v in first.items() if k != "BLOCK_K"}, STAGES=3),
+        "ptxload": dict(first, STAGES=3, LOAD_SHARED_BY_PTX=1),
+        "k128": dict({k: v for k, v in first.items() if k != "BLOCK_K"}, STAGES=3, LOAD_SHARED_BY_PTX=1),
         "shipped": {},
     }
     return [(key, title, settings[key]) for key, title, _ in STEPS]

@@ -6,6 +6,7 @@ on that copy directly, with the same -D options the Makefile would pass.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -134,3 +135,52 @@ def parallel():
 def defines():
     """config_defines(type_pair, shape, ta, tb): the -D options of one configuration."""
     return config_defines
+
+
+def macro_expansions(source, defines, names):
+    """What the macros `names` expand to at the end of `source`, configured by `defines`.
+
+    The host preprocessor runs on the tangled source with its #include lines
+    dropped (the configuration needs none of the headers), and one line naming
+    the macros is appended. Returns a dict from name to the expanded text, such
+    as '(128 / (int)sizeof(in_t))'. A macro that is not defined comes back as
+    its own name.
+    """
+    compiler = shutil.which("g++") or shutil.which("cpp")
+    if compiler is None:
+        pytest.skip("no host C++ preprocessor")
+    text = re.sub(r"(?m)^\s*#\s*include\b.*$", "", Path(source).read_text())
+    probe = "@@macros@@ " + " @@ ".join(names)
+    result = subprocess.run([compiler, "-E", "-x", "c++", "-P", *defines, "-"],
+                            input=text + "\n" + probe + "\n", capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    line = [l for l in result.stdout.splitlines() if l.startswith("@@macros@@")]
+    assert len(line) == 1, result.stdout[-2000:]
+    values = [v.strip() for v in line[0][len("@@macros@@"):].split("@@")]
+    return dict(zip(names, values))
+
+
+def evaluate_integer(expression, sizes=None):
+    """The value of a C integer expression made of numbers, + - * / % and parentheses.
+
+    `sizes` maps type names to their sizeof; casts to int are dropped. Division
+    truncates as in C (the operands here are positive).
+    """
+    for name, size in (sizes or {}).items():
+        expression = re.sub(rf"sizeof\s*\(\s*{re.escape(name)}\s*\)", str(size), expression)
+    expression = re.sub(r"\(\s*(?:int|long|unsigned|int64_t|size_t)\s*\)", "", expression)
+    if not re.fullmatch(r"[0-9\s()+\-*/%]+", expression):
+        raise ValueError(f"not a plain integer expression: {expression!r}")
+    return int(eval(expression.replace("/", "//"), {"__builtins__": {}}))
+
+
+@pytest.fixture(scope="session")
+def macros():
+    """macro_expansions(source, defines, names): the expansions of gemm.md's macros."""
+    return macro_expansions
+
+
+@pytest.fixture(scope="session")
+def evaluate():
+    """evaluate_integer(expression, sizes): a macro's expansion as a number."""
+    return evaluate_integer

@@ -50,6 +50,9 @@ PTX_MMA_TYPES = {
 
 NEWER_GPU = "needs a newer GPU"
 
+# The kernels of gemm.md: the simple one, the tiled one and the WMMA ceiling.
+KERNELS = ["gemm_simple", "gemm_tiled", "wmma_ceiling"]
+
 
 def test_the_tables_cover_every_pairing_once():
     """17 valid type/shape pairs (each with 4 transposes) and 18 invalid ones: all 7 x 5."""
@@ -89,11 +92,18 @@ def test_valid_configuration_compiles_its_kernel(device_builds, config):
     assert result.returncode == 0, f"{config} does not compile:\n{result.stderr}"
     data = cubin.read_bytes()
     assert data[:4] == b"\x7fELF", "the cubin is not an ELF file"
-    assert b"gemm_simple" in data, "the kernel is missing from the cubin"
+    for kernel in KERNELS:
+        assert re.search(rb"\.text\.\w*" + kernel.encode(), data), \
+            f"the kernel {kernel} has no code in the cubin"
 
-    # The PTX shows that the kernel was compiled for this very configuration:
+    # The PTX shows that the kernels were compiled for this very configuration:
     # one WMMA multiply, with the shape, the layouts and the types asked for.
     ptx = cubin.with_suffix(".ptx").read_text()
+    entries = ptx_entries(ptx)
+    for kernel in KERNELS:
+        body = [text for name, text in entries.items() if kernel in name]
+        assert len(body) == 1, f"{kernel}: {len(body)} entries in the PTX"
+        assert "wmma.mma.sync" in body[0], f"{kernel} has no WMMA multiply"
     mmas = set(re.findall(r"wmma\.mma\.sync\.aligned\.([a-z0-9.]+)", ptx))
     assert mmas, "no WMMA multiply in the PTX"
     m, n, k = shape.split("x")
@@ -105,6 +115,33 @@ def test_valid_configuration_compiles_its_kernel(device_builds, config):
     # tf32 inputs are rounded to nearest, ties away (cvt.rna), before the multiply.
     rounds = "cvt.rna.tf32.f32" in ptx
     assert rounds == (type_pair == "TF32_IN_F32_OUT")
+
+
+def ptx_entries(ptx):
+    """{mangled kernel name: its PTX text up to the next entry} of a PTX file."""
+    parts = re.split(r"(?m)^(?:\.visible\s+)?\.entry\s+", ptx)[1:]
+    return {re.match(r"[\w$]+", part).group(0): part for part in parts}
+
+
+@pytest.mark.parametrize("stages", [None, "1"], ids=["default", "STAGES=1"])
+def test_tiled_kernel_uses_cp_async_when_it_has_stages(gemm_cu, nvcc, defines, macros,
+                                                      device_builds, tmp_path, stages):
+    """STAGES > 1 copies A and B to shared memory with cp.async; STAGES 1 does without."""
+    config = ("F16_IN_F32_OUT", "16x16x16", 0, 1)
+    flags = defines(*config) + ([f"-DSTAGES={stages}"] if stages else [])
+    count = int(macros(gemm_cu, flags, ["STAGES"])["STAGES"])
+    if stages is None:
+        result, cubin = device_builds[config]
+    else:
+        cubin = tmp_path / "stages.cubin"
+        result = nvcc(gemm_cu, cubin, flags, mode="cubin")
+    assert result.returncode == 0, result.stderr
+    entries = ptx_entries(cubin.with_suffix(".ptx").read_text())
+    tiled = [text for name, text in entries.items() if "gemm_tiled" in name]
+    assert len(tiled) == 1
+    assert ("cp.async" in tiled[0]) == (count > 1), f"STAGES is {count}"
+    if count > 1:
+        assert "cp.async.wait_group" in tiled[0]
 
 
 # ---------------------------------------------------------------- invalid configurations

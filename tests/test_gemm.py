@@ -30,6 +30,11 @@ OUTPUT_KIND = {"F16_IN_F32_OUT": "float", "F16_IN_OUT": "half", "U8_IN_I32_OUT":
                "I8_IN_I32_OUT": "int", "BF16_IN_F32_OUT": "float", "TF32_IN_F32_OUT": "float",
                "F64_IN_OUT": "double"}
 INT_RANGE = {"u8": (0, 63), "i8": (-32, 31)}
+INPUT_BYTES = {"half": 2, "bf16": 2, "u8": 1, "i8": 1, "float": 4, "double": 8}
+# The families of gemm.md: pairs of one family share the block tile (its K side in bytes).
+FAMILY = {"F16_IN_F32_OUT": "16bit", "F16_IN_OUT": "16bit", "U8_IN_I32_OUT": "16bit",
+          "I8_IN_I32_OUT": "16bit", "BF16_IN_F32_OUT": "16bit", "TF32_IN_F32_OUT": "tf32",
+          "F64_IN_OUT": "f64"}
 INTEGER_PAIRS = {"U8_IN_I32_OUT", "I8_IN_I32_OUT"}
 
 # Every pair with every transpose at its default shape, and four non-default shapes.
@@ -53,9 +58,55 @@ def tile(shape):
 
 
 def padded(size, side):
-    """gemm.md's rule: round up to whole tiles, and never to less than 16 elements."""
+    """gemm.md's rule: round up to whole tiles, and never to less than 16 elements.
+
+    The tile is the tiled kernel's block tile (BLOCK_M x BLOCK_N x BLOCK_K),
+    whose sides are whole WMMA tiles; see block_tile.
+    """
     step = max(side, 16)
     return (size + step - 1) // step * step
+
+
+def shape_option(config):
+    """The MNK option of a build: None for the pair's default shape, as `binaries` builds it."""
+    return None if config[1] == DEFAULT_SHAPE[config[0]] else config[1]
+
+
+@pytest.fixture(scope="module")
+def block_tile(gemm_cu, macros, evaluate, defines):
+    """block_tile(config): (BLOCK_M, BLOCK_N, BLOCK_K) of that build, read from gemm.md.
+
+    The host preprocessor expands the three macros with the build's own -D
+    options; sizeof(in_t) is the pair's input size. Nothing here knows the
+    values, so the defaults in gemm.md can change without touching the tests.
+    """
+    cache = {}
+
+    def lookup(config):
+        if config not in cache:
+            type_pair, _, ta, tb = config
+            names = ["BLOCK_M", "BLOCK_N", "BLOCK_K"]
+            text = macros(gemm_cu, defines(type_pair, shape_option(config), ta, tb), names)
+            sizes = {"in_t": INPUT_BYTES[INPUT_KIND[type_pair]]}
+            cache[config] = tuple(evaluate(text[n], sizes) for n in names)
+        return cache[config]
+
+    return lookup
+
+
+def padded_sizes(stdout):
+    """The report's `Padded to` line as a tuple of three ints."""
+    text = report(stdout)["Padded to"]
+    assert re.fullmatch(r"\d+ x \d+ x \d+", text), text
+    return tuple(int(x) for x in text.split(" x "))
+
+
+def check_padding(sizes, padded_to, config, block):
+    """Padded sizes are whole block tiles, hence whole WMMA tiles and 16s, and the least such."""
+    for size, got, wmma_side, block_side in zip(sizes, padded_to, tile(config[1]), block):
+        assert got >= size
+        assert got % wmma_side == 0 and got % 16 == 0, (size, got, wmma_side)
+        assert got == padded(size, block_side), (size, got, block_side)
 
 
 @pytest.fixture(scope="module")
@@ -337,19 +388,61 @@ def test_scalars_are_held_as_the_accumulator_holds_them(gemm):
     assert values["alpha"] == float(np.float32(0.1))
 
 
+# ---------------------------------------------------------------- padding to block tiles
+
+@pytest.mark.parametrize("config", BUILDS, ids=build_id)
+def test_padding_is_to_whole_block_tiles(gemm, config, block_tile):
+    """The sides are padded to the tiled kernel's block tile: 1 x 1 x 1 pads to one whole
+    block tile, a block tile stays as it is, one more element takes a second one."""
+    type_pair = config[0]
+    wm, wn, wk = tile(config[1])
+    bm, bn, bk = block_tile(config)
+    # What gemm.md's static_asserts demand of a block tile.
+    assert bm % wm == 0 and bn % wn == 0 and bk % wk == 0, (bm, bn, bk)
+    assert bk * INPUT_BYTES[INPUT_KIND[type_pair]] % 16 == 0, bk
+
+    ones = gemm(config, "--cpu-only", 1, 1, 1)
+    assert ones.returncode == 0, ones.stderr
+    assert padded_sizes(ones.stdout) == (max(bm, 16), max(bn, 16), max(bk, 16))
+    for sizes in [(bm, bn, bk), (bm + 1, bn + 1, bk + 1), (2 * bm - 1, 3, 2 * bk + 5)]:
+        result = gemm(config, "--cpu-only", "--verify=off", *sizes)
+        assert result.returncode == 0, result.stderr
+        check_padding(sizes, padded_sizes(result.stdout), config, (bm, bn, bk))
+
+
+def test_block_tile_is_shared_by_a_family(block_tile):
+    """The pairs of one family have the same block tile, its K side counted in bytes;
+    and neither the transposes nor the WMMA shape change it."""
+    by_family = {}
+    for config in BUILDS:
+        type_pair = config[0]
+        bm, bn, bk = block_tile(config)
+        bytes_k = bk * INPUT_BYTES[INPUT_KIND[type_pair]]
+        by_family.setdefault(FAMILY[type_pair], set()).add((bm, bn, bytes_k))
+    assert set(by_family) == set(FAMILY.values())
+    for family, tiles in by_family.items():
+        assert len(tiles) == 1, f"family {family} has several block tiles: {tiles}"
+
+
+@pytest.mark.parametrize("config", PLAIN, ids=build_id)
+def test_padding_is_the_same_for_every_transpose(gemm, config):
+    runs = [gemm((config[0], config[1], ta, tb), "--cpu-only", "--verify=off", 37, 41, 29)
+            for ta in (0, 1) for tb in (0, 1)]
+    assert all(run.returncode == 0 for run in runs)
+    assert len({padded_sizes(run.stdout) for run in runs}) == 1
+
+
 # ---------------------------------------------------------------- the verifier
 
 @pytest.mark.parametrize("config", BUILDS, ids=build_id)
-def test_verifier_passes_a_correct_result(gemm, config):
-    shape = tile(config[1])
+def test_verifier_passes_a_correct_result(gemm, config, block_tile):
     result = gemm(config, "--cpu-only", 37, 41, 29)
     assert result.returncode == 0, result.stderr
     fields = report(result.stdout)
     assert fields["Result"] == "PASS"
     assert fields["Verification"].startswith("full: all 1517 elements")
     assert fields["Size M x N x K"] == "37 x 41 x 29"
-    want = [padded(37, shape[0]), padded(41, shape[1]), padded(29, shape[2])]
-    assert fields["Padded to"] == " x ".join(map(str, want))
+    check_padding((37, 41, 29), padded_sizes(result.stdout), config, block_tile(config))
     assert fields["GPU"].startswith("none")
     assert "First failure" not in fields
 
@@ -443,7 +536,7 @@ def test_verification_off_checks_nothing(gemm, config):
 # ---------------------------------------------------------------- CSV
 
 @pytest.mark.parametrize("config", BUILDS, ids=build_id)
-def test_csv(gemm, config):
+def test_csv(gemm, config, block_tile):
     type_pair, shape, ta, tb = config
     header = gemm(config, "--csv-header")
     assert header.returncode == 0
@@ -460,13 +553,12 @@ def test_csv(gemm, config):
     rows = list(csv.reader(lines))
     assert len(rows[0]) == len(columns)
     line = dict(zip(columns, rows[0]))
-    wm, wn, wk = tile(shape)
     assert "CPU" in line["device"] and line["cc"] == "0"
     assert (line["type"], line["shape"]) == (type_pair, shape)
     assert (line["transpose_a"], line["transpose_b"]) == (str(ta), str(tb))
     assert (line["M"], line["N"], line["K"]) == ("7", "5", "3")
-    assert (line["Mp"], line["Np"], line["Kp"]) == tuple(
-        str(padded(n, side)) for n, side in [(7, wm), (5, wn), (3, wk)])
+    check_padding((7, 5, 3), (int(line["Mp"]), int(line["Np"]), int(line["Kp"])), config,
+                  block_tile(config))
     assert line["impl"] == "cpu"
     assert (line["verify"], line["result"]) == ("full", "PASS")
     assert 0 <= float(line["worst_ratio"]) <= 1
@@ -502,6 +594,10 @@ BAD = [
     (["--print", "300", "300", "300"], [r"--print"]),
     (["--plant=tile", "1", "1", "1"], [r"--plant=tile|tile"]),
     (["7", "5", "3", "--repeat"], [r"--repeat", r"value"]),
+    (["--kernel=bogus", "7", "5", "3"], [r"unknown value 'bogus' for --kernel"]),
+    (["--kernel", "Simple", "7", "5", "3"], [r"unknown value 'Simple' for --kernel"]),
+    (["--kernel=", "7", "5", "3"], [r"unknown value '' for --kernel"]),
+    (["7", "5", "3", "--kernel"], [r"--kernel", r"value"]),
 ]
 
 
@@ -522,7 +618,7 @@ def test_bad_command_line(gemm, args, patterns):
     assert_usage_error(gemm(F16, "--cpu-only", *args), patterns)
 
 
-BEFORE_GPU = BAD[:6] + BAD[17:18]
+BEFORE_GPU = BAD[:6] + BAD[17:18] + [args for args in BAD if "--kernel=bogus" in args[0]]
 
 
 @pytest.mark.parametrize("args,patterns", BEFORE_GPU, ids=[" ".join(a) for a, _ in BEFORE_GPU])
@@ -555,11 +651,109 @@ def test_help(gemm, config):
     assert result.returncode == 0
     assert result.stderr == ""
     for option in ["--verify", "--csv", "--csv-header", "--cpu-only", "--print", "--seed",
-                   "--warmup", "--repeat", "--alpha", "--beta", "--plant"]:
+                   "--warmup", "--repeat", "--alpha", "--beta", "--plant", "--kernel",
+                   "--ceiling"]:
         assert option in result.stdout, option
+    kernel_line = [line for line in result.stdout.splitlines() if "--kernel" in line]
+    assert kernel_line and all(word in kernel_line[0] for word in ["simple", "tiled", "all"])
     assert re.search(rf"{type_pair}\b.*\b{shape}\b.*TRANSPOSE_A={ta}.*TRANSPOSE_B={tb}",
                      result.stdout), "--help does not say what it was built for"
     assert gemm(config, "-h").stdout == result.stdout
+
+
+KERNEL_CHOICES = [["--kernel=simple"], ["--kernel=tiled"], ["--kernel=all"],
+                  ["--kernel", "tiled"], []]
+
+
+@pytest.mark.parametrize("choice", KERNEL_CHOICES, ids=lambda c: " ".join(c) or "default")
+@pytest.mark.parametrize("config", [F16, I8, ("F64_IN_OUT", "8x8x4", 0, 0)], ids=build_id)
+def test_kernel_choices_are_accepted(gemm, config, choice):
+    """Every --kernel value parses; with --cpu-only the CPU reference still computes
+    and verifies the result, in one block of the report and one CSV line."""
+    result = gemm(config, "--cpu-only", *choice, 37, 41, 29)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    fields = report(result.stdout)
+    assert fields["Kernel"] == CPU_KERNEL
+    assert fields["Result"] == "PASS"
+    assert len([line for line in result.stdout.splitlines() if line.startswith("Kernel ")]) == 1
+
+    line = gemm(config, "--cpu-only", "--csv", *choice, 37, 41, 29)
+    assert line.returncode == 0, line.stderr
+    rows = list(csv.reader(line.stdout.splitlines()))
+    assert len(rows) == 1
+    header = gemm(config, "--csv-header").stdout.strip().split(",")
+    row = dict(zip(header, rows[0]))
+    assert (row["impl"], row["result"]) == ("cpu", "PASS")
+
+
+@pytest.mark.parametrize("args", [["--ceiling", "--cpu-only"], ["--cpu-only", "--ceiling"],
+                                  ["--cpu-only", "--ceiling", "--csv", "7", "5", "3"]],
+                         ids=" ".join)
+def test_ceiling_with_cpu_only_is_a_usage_error(gemm, args):
+    assert_usage_error(gemm(F16, *args), [r"--ceiling", r"--cpu-only"])
+
+
+@pytest.mark.parametrize("args", [["--ceiling"], ["--ceiling", "--csv"]], ids=" ".join)
+def test_ceiling_without_a_gpu_exits_3(gemm, gpu_present, args):
+    if gpu_present:
+        pytest.skip("this machine has a GPU")
+    result = gemm(F16, *args)
+    assert result.returncode == 3
+    assert "no usable CUDA GPU" in result.stderr
+    assert result.stdout == ""
+    no_crash(result)
+
+
+# ---------------------------------------------------------------- the report's blocks
+
+CPU_KERNEL = "none: the CPU reference computed the result (--cpu-only)"
+KERNEL_FIELDS = ["Time", "Speed", "Against cuBLAS", "Same as cuBLAS", "Planted error",
+                 "Verification", "Result", "Worst error", "First failure"]
+
+
+def blocks(stdout):
+    """The report cut at its blank lines: a list of blocks, each a list of (label, value)."""
+    assert not stdout.startswith("\n") and "\n\n\n" not in stdout
+    found = []
+    for text in stdout.rstrip("\n").split("\n\n"):
+        fields = []
+        for line in text.split("\n"):
+            match = re.match(r"^(\S.*?)\s+: (.*)$", line)
+            assert match, f"not a 'label : value' line: {line!r}"
+            fields.append((match.group(1), match.group(2)))
+        found.append(fields)
+    return found
+
+
+@pytest.mark.parametrize("plant", [[], ["--plant=element"]], ids=["clean", "planted"])
+@pytest.mark.parametrize("config", PLAIN, ids=build_id)
+def test_cpu_only_report_is_a_header_and_one_kernel_block(gemm, config, plant):
+    result = gemm(config, "--cpu-only", *plant, 37, 41, 29)
+    assert result.returncode == (1 if plant else 0), result.stderr
+    header, *kernels = blocks(result.stdout)
+    assert len(kernels) == 1, result.stdout
+
+    labels = [label for label, _ in header]
+    for label in ["Type pair", "WMMA shape", "Transposed", "Size M x N x K", "Padded to", "GPU"]:
+        assert label in labels, label
+    assert labels[-1] == "cuBLAS", "the header ends with the cuBLAS line"
+    assert not set(labels) & set(KERNEL_FIELDS + ["Kernel"])
+
+    block = dict(kernels[0])
+    assert len(block) == len(kernels[0]), "a label repeated within the block"
+    assert kernels[0][0] == ("Kernel", CPU_KERNEL)
+    assert set(block) <= set(KERNEL_FIELDS + ["Kernel"]), set(block) - set(KERNEL_FIELDS)
+    assert block["Verification"].startswith("full: all 1517 elements")
+    assert "Worst error" in block
+    if plant:
+        assert block["Planted error"] == "element"
+        assert block["Result"] == "FAIL" and "First failure" in block
+    else:
+        assert block["Result"] == "PASS" and "First failure" not in block
+    # The order of the fields in a block is the documented one.
+    order = [label for label, _ in kernels[0][1:]]
+    assert order == [label for label in KERNEL_FIELDS if label in order]
 
 
 def test_without_a_gpu_exits_3_at_once(gemm, gpu_present):
