@@ -60,6 +60,7 @@ STEP_TITLES = {"simple": "simple kernel: one warp per tile, from global memory",
                "k128": "step along K of 128 bytes (was 64)",
                "shipped": "block tile 128 × 128 (double 64 × 64), 2 stages (half 3): as shipped"}
 STEPS = [(key, title, None) for key, title in STEP_TITLES.items()]
+PTX_LOADED = {"BF16_IN_F32_OUT", "TF32_IN_F32_OUT", "F64_IN_OUT"}   # where the ptxload step changes anything
 
 
 def first_tile(type_pair):
@@ -72,7 +73,9 @@ def first_tile(type_pair):
 def steps_for(type_pair):
     """[(key, title, settings or None)] for one type pair, in the order of STEPS."""
     first = first_tile(type_pair)
-    first["LOAD_SHARED_BY_PTX"] = 0
+    ptx = {"LOAD_SHARED_BY_PTX": 1} if type_pair in PTX_LOADED else {}
+    if ptx:
+        first["LOAD_SHARED_BY_PTX"] = 0
     base = dict(first, STAGES=1, SKEW_BYTES=0, EPILOGUE_STAGED=0, GROUP_M=1)
     settings = {
         "simple": None,
@@ -83,8 +86,8 @@ def steps_for(type_pair):
         "stages4": dict(base, SKEW_BYTES=16, STAGES=4),
         "epilogue": dict(first, STAGES=3, GROUP_M=1),
         "grouped": dict(first, STAGES=3),
-        "ptxload": dict(first, STAGES=3, LOAD_SHARED_BY_PTX=1),
-        "k128": dict({k: v for k, v in first.items() if k != "BLOCK_K"}, STAGES=3, LOAD_SHARED_BY_PTX=1),
+        "ptxload": dict(first, STAGES=3, **ptx),
+        "k128": dict({k: v for k, v in first.items() if k != "BLOCK_K"}, STAGES=3, **ptx),
         "shipped": {},
     }
     return [(key, title, settings[key]) for key, title, _ in STEPS]
