@@ -58,7 +58,8 @@ STEP_TITLES = {"simple": "simple kernel: one warp per tile, from global memory",
                "grouped": "blocks in groups of 8 rows (GROUP_M 8)",
                "ptxload": "shared-memory form of wmma.load (bfloat16, tf32, double)",
                "k128": "step along K of 128 bytes (was 64)",
-               "shipped": "block tile 128 × 128 (double 64 × 64), 2 stages (half 3): as shipped"}
+               "shipped": "as shipped: block tile 128 × 128 for tf32 and 8-bit, 2 stages; "
+                          "double 64 × 64; half and bfloat16 as the step above"}
 STEPS = [(key, title, None) for key, title in STEP_TITLES.items()]
 PTX_LOADED = {"BF16_IN_F32_OUT", "TF32_IN_F32_OUT", "F64_IN_OUT"}   # where the ptxload step changes anything
 
@@ -156,7 +157,7 @@ def make_table(rows):
     types = sorted({r["type"] for r in rows}, key=sweep.type_order)
     cell = {}
     for r in rows:
-        if r.get("result") == "FAIL":
+        if r.get("result") == "FAIL" or r.get("kind") == "explore":
             continue
         if r["impl"] == "cublas":
             cell[("cublas", r["type"])] = r["etops"]
@@ -167,8 +168,7 @@ def make_table(rows):
         elif r["impl"] == "tiled":
             cell[(r["step"], r["type"])] = r["etops"]
     titles = step_titles()
-    header = ["step"] + [sweep.type_title(t).replace("_IN_", " in ").replace("_OUT", " out")
-                         for t in types]
+    header = ["step"] + [sweep.type_title(t) for t in types]
     lines = ["| " + " | ".join(header) + " |",
              "|" + "|".join(["---"] + ["---:"] * len(types)) + "|"]
     for key, _, _ in STEPS:
@@ -246,6 +246,8 @@ def run(args):
     jobs = []   # (type, key, settings, kind)
     for t in types:
         for key, _, settings in ([] if args.no_steps else steps_for(t)):
+            if args.steps and key not in args.steps.split(","):
+                continue
             jobs.append((t, key, settings, "step"))
         if t in args.explore:
             for key, _, settings in explore_variants(t):
@@ -312,6 +314,7 @@ def main(argv=None):
                    default=[], help="type pairs (comma-separated, or all) for which to time also "
                    "the variants that are not steps")
     r.add_argument("--no-steps", action="store_true", help="time only the --explore variants")
+    r.add_argument("--steps", help="time only these steps (comma-separated keys)")
     r.add_argument("--out", default="results", help="folder for the CSV (default results)")
     t = sub.add_parser("table", help="the Markdown table of a worklog CSV")
     t.add_argument("csv", type=Path)

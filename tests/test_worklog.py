@@ -1,0 +1,375 @@
+"""Tests of scripts/worklog.py that need no GPU: the table of a worklog CSV, putting
+it into a document between markers, the `table` command, and the table in gemm.md.
+
+The fixture tests/fixtures/worklog-sample.csv holds rows of a real worklog
+measured on an H100 (results/nvidia-h100-80gb-hbm3-2026-11-22-explore-*.csv),
+written out of the order of the steps, with 'explore' rows (variants that are
+not steps) and two FAIL rows added by hand. Expectations are worked out here
+from the CSV read with the csv module, not with worklog.py's reader.
+"""
+
+import csv
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SCRIPT = REPO / "scripts" / "worklog.py"
+FIXTURE = REPO / "tests" / "fixtures" / "worklog-sample.csv"
+FIXTURE_NAME = str(FIXTURE.relative_to(REPO))
+
+spec = importlib.util.spec_from_file_location("worklog", SCRIPT)
+worklog = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(worklog)
+sweep = worklog.sweep
+MISSING = sweep.MISSING
+
+
+def raw_rows(path=FIXTURE):
+    """The fixture's data rows as plain dicts of strings, read independently of worklog.py."""
+    with open(path, newline="", encoding="utf-8") as f:
+        lines = [line for line in f if line.strip() and not line.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+def step_keys():
+    return [key for key, _, _ in worklog.STEPS]
+
+
+def titles():
+    return {key: title for key, title, _ in worklog.STEPS}
+
+
+def expected_cells(raw):
+    """{(row key, type): eTOPS} as the table should show them.
+
+    Row keys are the step keys, 'cublas' and 'ceiling'. FAIL rows and explore
+    rows never count; of repeated measurements the last one does.
+    """
+    cells = {}
+    for row in raw:
+        if row["result"] == "FAIL" or row["kind"] != "step":
+            continue
+        if row["impl"] in ("cublas", "ceiling"):
+            key = row["impl"]
+        elif row["impl"] == ("simple" if row["step"] == "simple" else "tiled"):
+            key = row["step"]
+        else:
+            continue
+        cells[(key, row["type"])] = float(row["etops"])
+    return cells
+
+
+def parse_table(table):
+    """(column titles, [[cells of one row]]) of a Markdown table; every row as wide as the header."""
+    lines = [line for line in table.splitlines() if line.startswith("|")]
+    assert len(lines) >= 2 and re.fullmatch(r"\|(-+:?\|)+", lines[1].replace(" ", "")), table
+    split = lambda line: [c.strip() for c in line.strip().strip("|").split("|")]
+    header, body = split(lines[0]), [split(line) for line in lines[2:]]
+    for cells in body:
+        assert len(cells) == len(header), cells
+    return header, body
+
+
+def fixture_table():
+    meta, rows = worklog.read_worklog(FIXTURE)
+    return rows, worklog.make_table(rows)
+
+
+def types_of(raw):
+    return sorted({row["type"] for row in raw}, key=sweep.type_order)
+
+
+def column_of(header, raw):
+    """{type pair: column index}, checking that the columns come in sweep's order of types."""
+    types = types_of(raw)
+    assert len(header) == 1 + len(types)
+    for type_pair, title in zip(types, header[1:]):
+        assert title.split()[0] == type_pair.split("_")[0], (type_pair, title)
+    return {t: i + 1 for i, t in enumerate(types)}
+
+
+# ---------------------------------------------------------------- the fixture itself
+
+def test_fixture_is_a_worklog_csv_that_covers_the_cases():
+    header = next(line for line in FIXTURE.read_text().splitlines() if not line.startswith("#"))
+    assert header.split(",")[:3] == ["step", "kind", "settings"]
+    raw = raw_rows()
+    keys = step_keys()
+    assert {row["kind"] for row in raw} == {"step", "explore"}
+    unknown = {row["step"] for row in raw if row["kind"] == "step"} - set(keys)
+    assert not unknown, f"steps no longer in worklog.STEPS, update the fixture: {unknown}"
+    # Explore rows named unlike any step; FAIL rows, one of them with a PASS row before it.
+    assert any(r["kind"] == "explore" and r["step"] not in keys for r in raw)
+    fails = [r for r in raw if r["result"] == "FAIL"]
+    assert fails and any(
+        any(p["result"] == "PASS" and (p["step"], p["type"], p["impl"]) ==
+            (f["step"], f["type"], f["impl"]) for p in raw) for f in fails)
+    # Written out of the order of the steps, so that the table has to sort them.
+    order = [keys.index(r["step"]) for r in raw if r["kind"] == "step" and r["impl"] == "tiled"]
+    assert order != sorted(order)
+    for type_pair in types_of(raw):
+        impls = [r["impl"] for r in raw if r["type"] == type_pair]
+        assert impls.count("cublas") == 1 and impls.count("ceiling") == 1, type_pair
+    # The last step (the shipped kernel) for some type pairs but not all.
+    last = keys[-1]
+    with_last = {r["type"] for r in raw if r["step"] == last and r["result"] == "PASS"}
+    assert with_last and with_last != set(types_of(raw))
+
+
+def test_read_worklog_refuses_a_csv_without_steps():
+    with pytest.raises(ValueError, match="not a worklog CSV"):
+        worklog.read_worklog(REPO / "tests" / "fixtures" / "sweep-sample.csv")
+
+
+# ---------------------------------------------------------------- make_table
+
+def test_step_rows_come_in_the_order_of_steps():
+    raw = raw_rows()
+    _, table = fixture_table()
+    _, body = parse_table(table)
+    cells = expected_cells(raw)
+    present = [key for key in step_keys() if any((key, t) in cells for t in types_of(raw))]
+    assert [cells_[0] for cells_ in body[:len(present)]] == [titles()[k] for k in present]
+    # A step measured for no type pair (or only in a FAIL row) has no row.
+    absent = set(step_keys()) - set(present)
+    assert absent and not {titles()[k] for k in absent} & {cells_[0] for cells_ in body}
+
+
+def test_cells_are_fmt3_of_the_last_passing_measurement():
+    raw = raw_rows()
+    _, table = fixture_table()
+    header, body = parse_table(table)
+    column = column_of(header, raw)
+    by_title = {cells_[0]: cells_ for cells_ in body}
+    want = expected_cells(raw)
+    checked = 0
+    for key in step_keys():
+        if titles()[key] not in by_title:
+            continue
+        for type_pair, i in column.items():
+            value = want.get((key, type_pair))
+            assert by_title[titles()[key]][i] == (MISSING if value is None else sweep.fmt3(value)), \
+                (key, type_pair)
+            checked += value is not None
+    assert checked >= 10
+    # Two values read off the fixture by eye, so that the test does not only agree with itself.
+    assert by_title[titles()["simple"]][column["F16_IN_F32_OUT"]] == "30.8"
+    assert by_title[titles()["tile"]][column["I8_IN_I32_OUT"]] == "258"
+
+
+def test_cublas_and_ceiling_rows():
+    raw = raw_rows()
+    _, table = fixture_table()
+    header, body = parse_table(table)
+    column = column_of(header, raw)
+    want = expected_cells(raw)
+    for key, prefix in [("cublas", "cuBLAS"), ("ceiling", "WMMA ceiling")]:
+        rows = [cells_ for cells_ in body if cells_[0].startswith(prefix)]
+        assert len(rows) == 1, prefix
+        for type_pair, i in column.items():
+            assert rows[0][i] == sweep.fmt3(want[(key, type_pair)]), (key, type_pair)
+    by_title = {cells_[0]: cells_ for cells_ in body}
+    # After the steps, in this order, then the share.
+    names = [cells_[0] for cells_ in body]
+    cublas = next(i for i, n in enumerate(names) if n.startswith("cuBLAS"))
+    assert all(n in titles().values() for n in names[:cublas])
+    assert names[cublas + 1].startswith("WMMA ceiling") and cublas + 3 == len(names)
+    assert by_title[names[cublas]][column["F16_IN_F32_OUT"]] == "711"
+
+
+def test_share_row_is_the_shipped_kernel_against_cublas():
+    raw = raw_rows()
+    _, table = fixture_table()
+    header, body = parse_table(table)
+    column = column_of(header, raw)
+    want = expected_cells(raw)
+    last = step_keys()[-1]
+    share = body[-1]
+    assert "cuBLAS" in share[0] and share[0] not in titles().values()
+    seen = 0
+    for type_pair, i in column.items():
+        kernel, cublas = want.get((last, type_pair)), want.get(("cublas", type_pair))
+        if kernel is None or cublas is None:
+            assert share[i] == MISSING, type_pair
+            continue
+        match = re.fullmatch(r"(\d+(?:\.\d+)?) ?%", share[i])
+        assert match, share[i]
+        assert abs(float(match.group(1)) - 100 * kernel / cublas) <= 0.5, (type_pair, share[i])
+        seen += 1
+    assert seen >= 2
+    # 331.5846 / 711.0122 for F16_IN_F32_OUT.
+    assert share[column["F16_IN_F32_OUT"]].startswith("47")
+
+
+def test_share_row_left_out_when_the_shipped_kernel_was_not_measured():
+    rows, table = fixture_table()
+    last = step_keys()[-1]
+    without = worklog.make_table([r for r in rows if r["step"] != last or r["impl"] != "tiled"])
+    _, body = parse_table(without)
+    _, full = parse_table(table)
+    assert len(body) == len(full) - 2      # the shipped step's row and the share row
+    assert not any(c.endswith("%") for cells_ in body for c in cells_)
+
+
+def test_explore_rows_are_ignored():
+    rows, table = fixture_table()
+    explore = [r for r in rows if r["kind"] == "explore"]
+    assert explore
+    assert worklog.make_table([r for r in rows if r["kind"] != "explore"]) == table
+    _, body = parse_table(table)
+    values = {c for cells_ in body for c in cells_[1:]}
+    for row in explore:
+        assert row["step"] not in {cells_[0] for cells_ in body}
+        assert sweep.fmt3(row["etops"]) not in values, row["step"]
+
+
+def test_explore_row_named_like_a_step_is_ignored():
+    rows, table = fixture_table()
+    keys = step_keys()
+    missing = [k for k in keys if k != "simple" and not any(r["step"] == k for r in rows)]
+    assert missing, "every step is in the fixture; nothing to collide with"
+    template = next(r for r in rows if r["kind"] == "explore")
+    impostor = dict(template, step=missing[0])
+    assert worklog.make_table(rows + [impostor]) == table
+
+
+def test_fail_rows_are_ignored():
+    rows, table = fixture_table()
+    failed = [r for r in rows if r["result"] == "FAIL"]
+    assert failed
+    assert worklog.make_table([r for r in rows if r["result"] != "FAIL"]) == table
+    _, body = parse_table(table)
+    values = {c for cells_ in body for c in cells_[1:]}
+    for row in failed:
+        assert sweep.fmt3(row["etops"]) not in values
+
+
+def test_a_repeated_measurement_keeps_its_last_row():
+    rows, table = fixture_table()
+    again = dict(next(r for r in rows if r["step"] == "tile" and r["type"] == "F64_IN_OUT"),
+                 etops=17.777)
+    _, body = parse_table(worklog.make_table(rows + [again]))
+    tile_row = next(cells_ for cells_ in body if cells_[0] == titles()["tile"])
+    assert "17.8" in tile_row and "16.4" not in tile_row
+
+
+# ---------------------------------------------------------------- insert_table
+
+DOCUMENT = ("# A post\n\nSome text.\n\n" + worklog.BEGIN + "\n| old | table |\n|---|---|\n"
+            + worklog.END + "\n\nMore text.\n")
+
+
+def test_insert_table_round_trip():
+    _, table = fixture_table()
+    once = worklog.insert_table(DOCUMENT, table)
+    assert "| old | table |" not in once
+    assert table in once
+    before, rest = once.split(worklog.BEGIN)
+    inside, after = rest.split(worklog.END)
+    assert before == DOCUMENT.split(worklog.BEGIN)[0]
+    assert after == DOCUMENT.split(worklog.END)[1]
+    assert inside.strip("\n") == table.strip("\n")
+    # Inserting again replaces, it does not add; another table replaces this one.
+    assert worklog.insert_table(once, table) == once
+    other = worklog.insert_table(once, "| x |\n|---|\n")
+    assert table not in other and "| x |" in other
+    assert worklog.insert_table(other, table) == once
+
+
+@pytest.mark.parametrize("document", [
+    "no markers at all\n",
+    worklog.BEGIN + "\nonly the first\n",
+    "only the second\n" + worklog.END + "\n",
+    worklog.END + "\nout of order\n" + worklog.BEGIN + "\n",
+], ids=["none", "begin only", "end only", "reversed"])
+def test_insert_table_without_markers_is_an_error(document):
+    with pytest.raises(ValueError):
+        worklog.insert_table(document, "| x |\n")
+
+
+# ---------------------------------------------------------------- the table command
+
+def run_script(*args):
+    return subprocess.run([sys.executable, str(SCRIPT), *map(str, args)], cwd=REPO,
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_table_command_prints_the_table_and_where_it_came_from():
+    result = run_script("table", FIXTURE_NAME)
+    assert result.returncode == 0, result.stderr
+    _, table = fixture_table()
+    assert result.stdout.startswith(table)
+    sentence = result.stdout[len(table):].strip()
+    assert f"`{FIXTURE_NAME}`" in sentence
+    assert "NVIDIA H100 80GB HBM3" in sentence and "2026-11-22" in sentence
+    assert "8192" in sentence
+
+
+def test_table_command_into_a_file(tmp_path):
+    document = tmp_path / "post.md"
+    document.write_text(DOCUMENT)
+    result = run_script("table", FIXTURE_NAME, "--into", document)
+    assert result.returncode == 0, result.stderr
+    printed = run_script("table", FIXTURE_NAME).stdout
+    assert document.read_text() == worklog.insert_table(DOCUMENT, printed)
+
+
+def test_table_command_refuses_what_it_cannot_do(tmp_path):
+    result = run_script("table", "tests/fixtures/sweep-sample.csv")
+    assert result.returncode != 0 and "not a worklog CSV" in result.stderr
+    document = tmp_path / "post.md"
+    document.write_text("no markers here\n")
+    result = run_script("table", FIXTURE_NAME, "--into", document)
+    assert result.returncode != 0 and "markers" in result.stderr
+    assert document.read_text() == "no markers here\n"
+
+
+# ---------------------------------------------------------------- the table in gemm.md
+
+def named_csv(document):
+    """The CSV that the sentence under the worklog table names, or None."""
+    begin, end = document.find(worklog.BEGIN), document.find(worklog.END)
+    if begin < 0 or end < begin:
+        return None
+    match = re.search(r"from `([^`]+\.csv)`", document[begin:end])
+    return match.group(1) if match else None
+
+
+def regenerated(document):
+    """document with its worklog table made afresh by `worklog.py table` from the CSV it names."""
+    name = named_csv(document)
+    assert (REPO / name).is_file(), f"the worklog table names {name}, which does not exist"
+    result = run_script("table", name)
+    assert result.returncode == 0, result.stderr
+    return worklog.insert_table(document, result.stdout)
+
+
+def test_regenerated_catches_a_table_edited_by_hand(tmp_path):
+    """The check below, tried on a document made from the fixture: it agrees, then an
+    edited cell makes it disagree."""
+    document = tmp_path / "post.md"
+    document.write_text(DOCUMENT)
+    assert run_script("table", FIXTURE_NAME, "--into", document).returncode == 0
+    text = document.read_text()
+    assert named_csv(text) == FIXTURE_NAME
+    assert regenerated(text) == text
+    edited = text.replace("| 711 |", "| 712 |")
+    assert edited != text and regenerated(edited) != edited
+
+
+def test_the_table_in_gemm_md_is_the_one_its_csv_gives():
+    document = (REPO / "gemm.md").read_text(encoding="utf-8")
+    if worklog.BEGIN not in document and worklog.END not in document:
+        pytest.skip("gemm.md has no worklog table yet")
+    assert worklog.BEGIN in document and worklog.END in document, "one worklog marker is missing"
+    name = named_csv(document)
+    if name is None:
+        pytest.skip("the worklog table in gemm.md names no CSV yet")
+    assert regenerated(document) == document, (
+        f"the worklog table in gemm.md is not what {name} gives; run "
+        f"python3 scripts/worklog.py table {name} --into gemm.md")
