@@ -424,7 +424,9 @@ def make_plot(meta, rows, path):
                                           marker=marker[impl], markersize=4, linewidth=1.4))
                     labels.append(f"{impl_label(impl, kernels)}, {LAYOUT_WORDS[tb]}")
         if handles:
-            fig.legend(handles, labels, loc="outside lower center", ncols=len(handles), frameon=False)
+            # One row for a few entries; two rows when there are more, so the legend fits.
+            columns = len(handles) if len(handles) <= 4 else math.ceil(len(handles) / 2)
+            fig.legend(handles, labels, loc="outside lower center", ncols=columns, frameon=False)
         fig.suptitle(f"{gpu_of(meta, rows)}, {meta.get('date', 'date not recorded')}: "
                      "eTOPS against size (log-log)")
         # No metadata block at all: no date (re-running gives identical bytes) and no

@@ -410,18 +410,18 @@ def test_padding_is_to_whole_block_tiles(gemm, config, block_tile):
         check_padding(sizes, padded_sizes(result.stdout), config, (bm, bn, bk))
 
 
-def test_block_tile_is_shared_by_a_family(block_tile):
-    """The pairs of one family have the same block tile, its K side counted in bytes;
-    and neither the transposes nor the WMMA shape change it."""
-    by_family = {}
+def test_block_tile_depends_on_the_type_pair_only(block_tile):
+    """A type pair has one block tile: neither the transposes nor the WMMA shape change it.
+    Its K side is 128 bytes for every pair."""
+    by_pair = {}
     for config in BUILDS:
         type_pair = config[0]
         bm, bn, bk = block_tile(config)
-        bytes_k = bk * INPUT_BYTES[INPUT_KIND[type_pair]]
-        by_family.setdefault(FAMILY[type_pair], set()).add((bm, bn, bytes_k))
-    assert set(by_family) == set(FAMILY.values())
-    for family, tiles in by_family.items():
-        assert len(tiles) == 1, f"family {family} has several block tiles: {tiles}"
+        assert bk * INPUT_BYTES[INPUT_KIND[type_pair]] == 128, (config, bk)
+        by_pair.setdefault(type_pair, set()).add((bm, bn, bk))
+    assert set(by_pair) == set(TYPES)
+    for type_pair, tiles in by_pair.items():
+        assert len(tiles) == 1, f"{type_pair} has several block tiles: {tiles}"
 
 
 @pytest.mark.parametrize("config", PLAIN, ids=build_id)
