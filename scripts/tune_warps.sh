@@ -24,6 +24,6 @@ for c in "$@"; do
     for v in $variants; do
         w=${v%%:*}; g=${v##*:}
         printf '%s,' "$v"
-        build/tune/$t-$tb-$w-$g 8192 8192 8192 --verify=sample --warmup 2 --repeat 5 --csv
+        build/tune/$t-$tb-$w-$g 8192 8192 8192 --kernel=simple --verify=sample --warmup 2 --repeat 5 --csv
     done
 done
