@@ -39,6 +39,9 @@ REPO = sweep.REPO
 BUILD = Path("build/worklog")
 BEGIN, END = "<!-- worklog:begin -->", "<!-- worklog:end -->"
 LAYOUT = {"TRANSPOSE_A": 0, "TRANSPOSE_B": 1}
+SHORT_NAMES = {"F16_IN_F32_OUT": "f16→f32", "F16_IN_OUT": "f16→f16", "BF16_IN_F32_OUT": "bf16→f32",
+               "TF32_IN_F32_OUT": "tf32→f32", "F64_IN_OUT": "f64→f64", "I8_IN_I32_OUT": "i8→i32",
+               "U8_IN_I32_OUT": "u8→i32"}
 ELEMENT_BYTES = {"F16_IN_F32_OUT": 2, "F16_IN_OUT": 2, "BF16_IN_F32_OUT": 2, "TF32_IN_F32_OUT": 4,
                  "F64_IN_OUT": 8, "I8_IN_I32_OUT": 1, "U8_IN_I32_OUT": 1}
 
@@ -48,18 +51,17 @@ ELEMENT_BYTES = {"F16_IN_F32_OUT": 2, "F16_IN_OUT": 2, "BF16_IN_F32_OUT": 2, "TF
 # The first steps use the first block tile tried: 128 x 256 with 2 x 4 warps
 # (double: 128 x 128, 4 x 2 warps), a step of 64 bytes along K and the
 # compiler's own choice of wmma.load.
-STEP_TITLES = {"simple": "simple kernel: one warp per tile, from global memory",
-               "tile": "block tile in shared memory (128 × 256; double 128 × 128): copy, then multiply",
-               "skew": "rows in shared memory skewed by 16 bytes",
-               "stages2": "cp.async, 2 stages",
-               "stages3": "cp.async, 3 stages",
-               "stages4": "cp.async, 4 stages",
-               "epilogue": "3 stages; epilogue through shared memory",
-               "grouped": "blocks in groups of 8 rows (GROUP_M 8)",
-               "ptxload": "shared-memory form of wmma.load (bfloat16, tf32, double)",
-               "k128": "step along K of 128 bytes (was 64)",
-               "shipped": "as shipped: block tile 128 × 128 for tf32 and 8-bit, 2 stages; "
-                          "double 64 × 64; half and bfloat16 as the step above"}
+STEP_TITLES = {"simple": "simple kernel",
+               "tile": "1. block tile in shared memory",
+               "skew": "2. rows skewed by 16 bytes",
+               "stages2": "3. cp.async, 2 stages",
+               "stages3": "4. 3 stages",
+               "stages4": "4. 4 stages",
+               "epilogue": "5. epilogue via shared memory (3 stages)",
+               "grouped": "6. blocks grouped by 8 rows",
+               "ptxload": "7. shared form of wmma.load",
+               "k128": "8. steps of 128 bytes along K",
+               "shipped": "9. block tile per type pair: as shipped"}
 STEPS = [(key, title, None) for key, title in STEP_TITLES.items()]
 PTX_LOADED = {"BF16_IN_F32_OUT", "TF32_IN_F32_OUT", "F64_IN_OUT"}   # where the ptxload step changes anything
 
@@ -168,7 +170,7 @@ def make_table(rows):
         elif r["impl"] == "tiled":
             cell[(r["step"], r["type"])] = r["etops"]
     titles = step_titles()
-    header = ["step"] + [sweep.type_title(t) for t in types]
+    header = ["step"] + [SHORT_NAMES.get(t, t) for t in types]
     lines = ["| " + " | ".join(header) + " |",
              "|" + "|".join(["---"] + ["---:"] * len(types)) + "|"]
     for key, _, _ in STEPS:
@@ -176,8 +178,7 @@ def make_table(rows):
             lines.append("| " + " | ".join([titles[key]] + [sweep.fmt3(cell.get((key, t)))
                                                               for t in types]) + " |")
     last = STEPS[-1][0]
-    for key, title in (("cublas", "cuBLAS (same runs as the simple kernel)"),
-                       ("ceiling", "WMMA ceiling (mma_sync alone)")):
+    for key, title in (("cublas", "cuBLAS"), ("ceiling", "WMMA ceiling")):
         if any((key, t) in cell for t in types):
             lines.append("| " + " | ".join([title] + [sweep.fmt3(cell.get((key, t))) for t in types]) + " |")
     shares = []
@@ -185,7 +186,7 @@ def make_table(rows):
         k, c = cell.get((last, t)), cell.get(("cublas", t))
         shares.append(f"{100 * k / c:.0f} %" if k and c else sweep.MISSING)
     if any(s != sweep.MISSING for s in shares):
-        lines.append("| " + " | ".join(["shipped kernel / cuBLAS"] + shares) + " |")
+        lines.append("| " + " | ".join(["shipped / cuBLAS"] + shares) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -89,7 +89,7 @@ def column_of(header, raw):
     types = types_of(raw)
     assert len(header) == 1 + len(types)
     for type_pair, title in zip(types, header[1:]):
-        assert title.split()[0] == type_pair, (type_pair, title)
+        assert title == worklog.SHORT_NAMES[type_pair], (type_pair, title)
     return {t: i + 1 for i, t in enumerate(types)}
 
 
