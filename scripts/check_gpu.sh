@@ -7,6 +7,7 @@
 #
 #   sh scripts/check_gpu.sh            (or: make check-gpu)
 #   JOBS=8 QUICK=1 sh scripts/check_gpu.sh    fewer sizes, for a first look
+#   ONLY="I8_IN_I32_OUT TF32_IN_F32_OUT" sh scripts/check_gpu.sh    only those type pairs
 #
 # Logs go to build/check/ (and to $OUT/ when that is set).
 set -u
@@ -33,6 +34,12 @@ for t in F16_IN_F32_OUT F16_IN_OUT U8_IN_I32_OUT I8_IN_I32_OUT BF16_IN_F32_OUT; 
     for s in 16x16x16 32x8x16 8x32x16; do configs="$configs $t:$s"; done
 done
 configs="$configs TF32_IN_F32_OUT:16x16x8 F64_IN_OUT:8x8x4"
+# ONLY="T1 T2" checks only those type pairs.
+if [ -n "${ONLY:-}" ]; then
+    kept=""
+    for c in $configs; do case " $ONLY " in *" ${c%%:*} "*) kept="$kept $c";; esac; done
+    configs=$kept
+fi
 
 libs=""; [ "$CUBLAS" = 1 ] && libs="-lcublas"
 build() {   # build TYPE SHAPE TA TB
@@ -103,12 +110,18 @@ if command -v compute-sanitizer > /dev/null 2>&1; then
               I8_IN_I32_OUT-8x32x16-10 BF16_IN_F32_OUT-32x8x16-01 TF32_IN_F32_OUT-16x16x8-11
               F64_IN_OUT-8x8x4-01"
     [ "${QUICK:-0}" = 1 ] && san_list="F16_IN_F32_OUT-16x16x16-00 F64_IN_OUT-8x8x4-01"
+    if [ -n "${ONLY:-}" ]; then
+        kept=""
+        for n in $san_list; do case " $ONLY " in *" ${n%%-*} "*) kept="$kept $n";; esac; done
+        san_list=$kept
+    fi
     for n in $san_list; do
         sanitize memcheck "$n" 37x41x300
         sanitize racecheck "$n" 37x41x300 --kernel=tiled --cublas=off
     done
-    sanitize racecheck F16_IN_F32_OUT-16x16x16-01 300x520x77 --kernel=tiled --cublas=off
-    sanitize racecheck F64_IN_OUT-8x8x4-10 300x520x77 --kernel=tiled --cublas=off
+    for n in F16_IN_F32_OUT-16x16x16-01 F64_IN_OUT-8x8x4-10 I8_IN_I32_OUT-16x16x16-01; do
+        [ -x "$dir/$n" ] && sanitize racecheck "$n" 300x520x77 --kernel=tiled --cublas=off
+    done
 else
     echo "FAIL compute-sanitizer not found" >> "$dir/results.txt"
 fi

@@ -61,7 +61,8 @@ STEP_TITLES = {"simple": "simple kernel",
                "grouped": "6. blocks grouped by 8 rows",
                "ptxload": "7. shared form of wmma.load",
                "k128": "8. steps of 128 bytes along K",
-               "shipped": "9. block tile per type pair: as shipped"}
+               "block": "9. block tile per type pair",
+               "shipped": "10. skew of 32 bytes for tf32 and 8-bit: as shipped"}
 STEPS = [(key, title, None) for key, title in STEP_TITLES.items()]
 PTX_LOADED = {"BF16_IN_F32_OUT", "TF32_IN_F32_OUT", "F64_IN_OUT"}   # where the ptxload step changes anything
 
@@ -91,6 +92,7 @@ def steps_for(type_pair):
         "grouped": dict(first, STAGES=3),
         "ptxload": dict(first, STAGES=3, **ptx),
         "k128": dict({k: v for k, v in first.items() if k != "BLOCK_K"}, STAGES=3, **ptx),
+        "block": {"SKEW_BYTES": 16},
         "shipped": {},
     }
     return [(key, title, settings[key]) for key, title, _ in STEPS]
