@@ -28,7 +28,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 RENDER = ROOT / "post" / "render.sh"
 BROWSER_CHECK = ROOT / "post" / "browser_check.py"
 FIGURES = ROOT / "post" / "figures"
-FIGURE_NAMES = ("warp-tiles", "k-walk", "padding")
+FIGURE_NAMES = ("warp-tiles", "k-walk", "padding", "block-tile", "pipeline")
 DOCUMENTS = {
     "gemm.md": ROOT / "gemm.md",
     "sample.md": ROOT / "tests" / "fixtures" / "sample.md",
