@@ -14,7 +14,9 @@ line of ./gemm's CSV is kept, prefixed with the step, in
 results/<gpu>-<date>-worklog.csv; it is written as the runs finish, so an
 interrupted run keeps what it measured. --explore also times, for the type
 pairs it names, variants that are not steps (other block tiles, steps along K, skews, groupings), to choose
-the settings by.
+the settings by. --parts times, for the pairs it names, the shipped kernel
+built twice more with half of its work left out (LEAVE_OUT_MATH,
+LEAVE_OUT_COPIES): its results are wrong, so those runs are not verified.
 
 `table` turns such a CSV into the Markdown table of the post (eTOPS per step
 and type pair, with cuBLAS and the ceiling) and with --into replaces the
@@ -101,30 +103,39 @@ def steps_for(type_pair):
 def explore_variants(type_pair):
     """Variants around the shipped settings, for choosing the next ones; not steps of the post.
 
-    (The variants of earlier rounds are recorded, with their settings, in the
-    explore CSVs under results/.)
+    A variant that leaves out part of the kernel (LEAVE_OUT_*) is timed
+    without verification. (The variants of earlier rounds are recorded, with
+    their settings, in the explore CSVs under results/.)
     """
-    if type_pair == "F64_IN_OUT":
-        return [
-            ("s3", "3 stages", {"STAGES": 3}),
-            ("skew32", "rows skewed by 32 bytes", {"SKEW_BYTES": 32}),
-            ("b32x64", "block 32 x 64, one warp", {"BLOCK_M": 32, "BLOCK_WARPS_M": 1}),
-            ("w2x2", "block 64 x 64, 2 x 2 warps of 32 x 32", {"BLOCK_WARPS_N": 2}),
+    copies, math = {"LEAVE_OUT_MATH": 1}, {"LEAVE_OUT_COPIES": 1}
+    shipped = [("p1", "as shipped", {}), ("spread", "copies spread over WK steps", {"SPREAD_COPIES": 1})]
+    if type_pair == "F16_IN_F32_OUT":
+        return shipped + [
+            ("s4-spread", "4 stages, copies spread", {"STAGES": 4, "SPREAD_COPIES": 1}),
+            ("copies-s4", "copies only, 4 stages", dict(copies, STAGES=4)),
+            ("copies-g1", "copies only, blocks not grouped", dict(copies, GROUP_M=1)),
+            ("copies-128", "copies only, block 128 x 128, 2 stages",
+             dict(copies, BLOCK_N=128, BLOCK_WARPS_N=2, STAGES=2)),
         ]
-    if type_pair in ("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT"):
-        return [
-            ("s4", "4 stages", {"STAGES": 4}),
-            ("b256x128", "block 256 x 128, 4 x 2 warps", {"BLOCK_M": 256, "BLOCK_N": 128,
-                                                          "BLOCK_WARPS_M": 4, "BLOCK_WARPS_N": 2}),
-            ("w2x4-128", "block 128 x 128, 2 x 4 warps of 64 x 32", {"BLOCK_N": 128, "STAGES": 2}),
-            ("s2", "2 stages", {"STAGES": 2}),
-        ]
-    return [
-        ("s3", "3 stages", {"STAGES": 3}),
-        ("w2x4", "2 x 4 warps of 64 x 32", {"BLOCK_WARPS_N": 4}),
-        ("b128x256", "block 128 x 256, 2 x 4 warps, 2 stages", {"BLOCK_N": 256, "BLOCK_WARPS_N": 4}),
-        ("skew32", "rows skewed by 32 bytes", {"SKEW_BYTES": 32}),
-    ]
+    if type_pair in ("F16_IN_OUT", "BF16_IN_F32_OUT"):
+        return shipped + [("s4", "4 stages", {"STAGES": 4}),
+                          ("s4-spread", "4 stages, copies spread", {"STAGES": 4, "SPREAD_COPIES": 1}),
+                          ("g16", "blocks grouped by 16 rows", {"GROUP_M": 16})]
+    if type_pair == "TF32_IN_F32_OUT":
+        return [("p0", "fragments not loaded ahead", {"PREFETCH_FRAGMENTS": 0})] + [
+            (f"math-p0-skew{k}", f"math only, not ahead, skew {k}",
+             dict(math, PREFETCH_FRAGMENTS=0, SKEW_BYTES=k)) for k in (0, 16, 32, 48, 64)]
+    if type_pair == "I8_IN_I32_OUT":
+        return shipped + [("skew16", "rows skewed by 16 bytes", {"SKEW_BYTES": 16}),
+                          ("math-skew16", "math only, skew 16", dict(math, SKEW_BYTES=16))]
+    return []
+
+
+# The shipped kernel with half of its work left out (wrong results, so not
+# verified): how long the copies take without the arithmetic, and the
+# arithmetic, out of shared memory, without the copies.
+PARTS = [("copies", "copies and barriers only", {"LEAVE_OUT_MATH": 1}),
+         ("math", "fragment loads and mma_sync only", {"LEAVE_OUT_COPIES": 1})]
 
 
 # ---------------------------------------------------------------- the table
@@ -153,7 +164,7 @@ def make_table(rows):
     types = sorted({r["type"] for r in rows}, key=sweep.type_order)
     cell = {}
     for r in rows:
-        if r.get("result") == "FAIL" or r.get("kind") == "explore":
+        if r.get("result") == "FAIL" or r.get("kind", "step") != "step":
             continue
         if r["impl"] == "cublas":
             cell[("cublas", r["type"])] = r["etops"]
@@ -246,7 +257,11 @@ def run(args):
             jobs.append((t, key, settings, "step"))
         if t in args.explore:
             for key, _, settings in explore_variants(t):
-                jobs.append((t, key, settings, "explore"))
+                left_out = any(k.startswith("LEAVE_OUT_") for k in settings)
+                jobs.append((t, key, settings, "part" if left_out else "explore"))
+        if t in args.parts:
+            for key, _, settings in PARTS:
+                jobs.append((t, key, settings, "part"))
 
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
@@ -260,7 +275,7 @@ def run(args):
     header = subprocess.run([str(REPO / built[0][0]), "--csv-header"], capture_output=True,
                             text=True).stdout.strip()
     size = str(args.size)
-    common = ["--csv", "--verify=sample", "--warmup", "3", "--repeat", "10", size, size, size]
+    common = ["--csv", "--warmup", "3", "--repeat", "10", size, size, size]
     failed = 0
     with open(path, "w", encoding="utf-8") as f:
         f.write(f"# gpu: {gpu} (sm_{cc}, driver {driver})\n# date: {date}\n"
@@ -273,9 +288,10 @@ def run(args):
                 f.write(f"# failed: build {t} {key}\n")
                 failed += 1
                 continue
-            runs = [["--kernel=tiled", "--cublas=off"] + common]
+            verify = "--verify=off" if kind == "part" else "--verify=sample"
+            runs = [["--kernel=tiled", "--cublas=off", verify] + common]
             if key == "simple":
-                runs = [["--kernel=simple"] + common, ["--ceiling", "--csv"]]
+                runs = [["--kernel=simple", verify] + common, ["--ceiling", "--csv"]]
             for extra in runs:
                 began = time.monotonic()
                 result = subprocess.run([str(REPO / binary)] + extra, capture_output=True, text=True)
@@ -308,7 +324,10 @@ def main(argv=None):
     r.add_argument("--explore", type=lambda text: sweep.parse_types(text) if text != "all" else sweep.TYPES,
                    default=[], help="type pairs (comma-separated, or all) for which to time also "
                    "the variants that are not steps")
-    r.add_argument("--no-steps", action="store_true", help="time only the --explore variants")
+    r.add_argument("--parts", type=lambda text: sweep.parse_types(text) if text != "all" else sweep.TYPES,
+                   default=[], help="type pairs (comma-separated, or all) for which to time the shipped "
+                   "kernel with its copies, and then its arithmetic, left out")
+    r.add_argument("--no-steps", action="store_true", help="time only the --explore and --parts variants")
     r.add_argument("--steps", help="time only these steps (comma-separated keys)")
     r.add_argument("--out", default="results", help="folder for the CSV (default results)")
     t = sub.add_parser("table", help="the Markdown table of a worklog CSV")
