@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The tiled kernel's worklog: every optimisation step of gemm.md, measured.
 
-    python3 scripts/worklog.py run [--types T1,T2] [--size 8192] [--explore T1,T2|all] [--out results]
+    python3 scripts/worklog.py run [--types T1,T2] [--size 8192] [--explore T1,T2|all] [--parts T1,T2|all]
+                                   [--layout TN] [--out results]
     python3 scripts/worklog.py table results/X-worklog.csv [--into gemm.md]
 
 `run` needs an NVIDIA GPU and the CUDA toolkit. For each type pair it builds
@@ -17,6 +18,7 @@ pairs it names, variants that are not steps (other block tiles, steps along K, s
 the settings by. --parts times, for the pairs it names, the shipped kernel
 built twice more with half of its work left out (LEAVE_OUT_MATH,
 LEAVE_OUT_COPIES): its results are wrong, so those runs are not verified.
+--layout builds everything for another layout than TN.
 
 `table` turns such a CSV into the Markdown table of the post (eTOPS per step
 and type pair, with cuBLAS and the ceiling) and with --into replaces the
@@ -40,7 +42,8 @@ import sweep  # noqa: E402  (the same GPU detection, CSV reading and number form
 REPO = sweep.REPO
 BUILD = Path("build/worklog")
 BEGIN, END = "<!-- worklog:begin -->", "<!-- worklog:end -->"
-LAYOUT = {"TRANSPOSE_A": 0, "TRANSPOSE_B": 1}
+# cuBLAS's names of the layouts (the report's), as (TRANSPOSE_A, TRANSPOSE_B) of gemm.md.
+LAYOUTS = {"NN": (0, 0), "TN": (0, 1), "NT": (1, 0), "TT": (1, 1)}
 SHORT_NAMES = {"F16_IN_F32_OUT": "f16→f32", "F16_IN_OUT": "f16→f16", "BF16_IN_F32_OUT": "bf16→f32",
                "TF32_IN_F32_OUT": "tf32→f32", "F64_IN_OUT": "f64→f64", "I8_IN_I32_OUT": "i8→i32",
                "U8_IN_I32_OUT": "u8→i32"}
@@ -51,8 +54,9 @@ ELEMENT_BYTES = {"F16_IN_F32_OUT": 2, "F16_IN_OUT": 2, "BF16_IN_F32_OUT": 2, "TF
 # anything not named keeps gemm.md's default, so the last step is the kernel
 # exactly as gemm.md ships it. "simple" is not a build of the tiled kernel.
 # The first steps use the first block tile tried: 128 x 256 with 2 x 4 warps
-# (double: 128 x 128, 4 x 2 warps), a step of 64 bytes along K and the
-# compiler's own choice of wmma.load.
+# (double: 128 x 128, 4 x 2 warps), a step of 64 bytes along K, the
+# compiler's own choice of wmma.load, and the loop that loads a step's
+# fragments and then multiplies them.
 STEP_TITLES = {"simple": "simple kernel",
                "tile": "1. block tile in shared memory",
                "skew": "2. rows skewed by 16 bytes",
@@ -64,7 +68,9 @@ STEP_TITLES = {"simple": "simple kernel",
                "ptxload": "7. shared form of wmma.load",
                "k128": "8. steps of 128 bytes along K",
                "block": "9. block tile per type pair",
-               "shipped": "10. skew of 32 bytes for tf32 and 8-bit: as shipped"}
+               "skew32": "10. skew of 32 bytes for tf32 and 8-bit",
+               "prefetch": "11. fragments loaded a step ahead",
+               "shipped": "12. copies spread (16-bit); tf32 not ahead: as shipped"}
 STEPS = [(key, title, None) for key, title in STEP_TITLES.items()]
 PTX_LOADED = {"BF16_IN_F32_OUT", "TF32_IN_F32_OUT", "F64_IN_OUT"}   # where the ptxload step changes anything
 
@@ -82,6 +88,7 @@ def steps_for(type_pair):
     ptx = {"LOAD_SHARED_BY_PTX": 1} if type_pair in PTX_LOADED else {}
     if ptx:
         first["LOAD_SHARED_BY_PTX"] = 0
+    first.update(PREFETCH_FRAGMENTS=0, SPREAD_COPIES=0)
     base = dict(first, STAGES=1, SKEW_BYTES=0, EPILOGUE_STAGED=0, GROUP_M=1)
     settings = {
         "simple": None,
@@ -94,7 +101,9 @@ def steps_for(type_pair):
         "grouped": dict(first, STAGES=3),
         "ptxload": dict(first, STAGES=3, **ptx),
         "k128": dict({k: v for k, v in first.items() if k != "BLOCK_K"}, STAGES=3, **ptx),
-        "block": {"SKEW_BYTES": 16},
+        "block": {"SKEW_BYTES": 16, "PREFETCH_FRAGMENTS": 0, "SPREAD_COPIES": 0},
+        "skew32": {"PREFETCH_FRAGMENTS": 0, "SPREAD_COPIES": 0},
+        "prefetch": {"PREFETCH_FRAGMENTS": 1, "SPREAD_COPIES": 0},
         "shipped": {},
     }
     return [(key, title, settings[key]) for key, title, _ in STEPS]
@@ -107,28 +116,14 @@ def explore_variants(type_pair):
     without verification. (The variants of earlier rounds are recorded, with
     their settings, in the explore CSVs under results/.)
     """
-    copies, math = {"LEAVE_OUT_MATH": 1}, {"LEAVE_OUT_COPIES": 1}
-    shipped = [("p1", "as shipped", {}), ("spread", "copies spread over WK steps", {"SPREAD_COPIES": 1})]
-    if type_pair == "F16_IN_F32_OUT":
-        return shipped + [
-            ("s4-spread", "4 stages, copies spread", {"STAGES": 4, "SPREAD_COPIES": 1}),
-            ("copies-s4", "copies only, 4 stages", dict(copies, STAGES=4)),
-            ("copies-g1", "copies only, blocks not grouped", dict(copies, GROUP_M=1)),
-            ("copies-128", "copies only, block 128 x 128, 2 stages",
-             dict(copies, BLOCK_N=128, BLOCK_WARPS_N=2, STAGES=2)),
-        ]
-    if type_pair in ("F16_IN_OUT", "BF16_IN_F32_OUT"):
-        return shipped + [("s4", "4 stages", {"STAGES": 4}),
-                          ("s4-spread", "4 stages, copies spread", {"STAGES": 4, "SPREAD_COPIES": 1}),
-                          ("g16", "blocks grouped by 16 rows", {"GROUP_M": 16})]
+    variants = [("p0", "fragments loaded, then multiplied (step 10)",
+                 {"PREFETCH_FRAGMENTS": 0, "SPREAD_COPIES": 0}),
+                ("shipped", "as shipped", {})]
+    if type_pair in ("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT"):
+        variants.append(("nospread", "copies not spread (step 11)", {"SPREAD_COPIES": 0}))
     if type_pair == "TF32_IN_F32_OUT":
-        return [("p0", "fragments not loaded ahead", {"PREFETCH_FRAGMENTS": 0})] + [
-            (f"math-p0-skew{k}", f"math only, not ahead, skew {k}",
-             dict(math, PREFETCH_FRAGMENTS=0, SKEW_BYTES=k)) for k in (0, 16, 32, 48, 64)]
-    if type_pair == "I8_IN_I32_OUT":
-        return shipped + [("skew16", "rows skewed by 16 bytes", {"SKEW_BYTES": 16}),
-                          ("math-skew16", "math only, skew 16", dict(math, SKEW_BYTES=16))]
-    return []
+        variants.append(("p1", "fragments loaded a step ahead", {"PREFETCH_FRAGMENTS": 1}))
+    return variants
 
 
 # The shipped kernel with half of its work left out (wrong results, so not
@@ -201,7 +196,7 @@ def describe(meta, rows):
     date = meta.get("date", "an unknown date")
     size = next((r["M"] for r in rows if r["impl"] == "tiled"), None)
     return (f"Median eTOPS of {rows[0]['repeat'] if rows else '?'} timed launches at "
-            f"{size}³, layout TN, on {gpu}, {date}; every run verified. "
+            f"{size}³, layout {rows[0]['layout'] if rows else 'TN'}, on {gpu}, {date}; every run verified. "
             f"Made by `python3 scripts/worklog.py table` from `{meta.get('file', 'the worklog CSV')}`.\n")
 
 
@@ -233,11 +228,12 @@ def defines(settings):
     return [f"-D{k}={v}" for k, v in sorted(settings.items())]
 
 
-def build(cc, type_pair, key, settings):
-    out = BUILD / f"{type_pair}-{key}"
+def build(cc, type_pair, key, settings, layout="TN"):
+    out = BUILD / (f"{type_pair}-{key}" if layout == "TN" else f"{type_pair}-{key}-{layout}")
+    transpose_a, transpose_b = LAYOUTS[layout]
     cmd = (["nvcc", "-O3", "-std=c++17", "-lineinfo", f"-arch=sm_{cc}", "-DTYPE_FROM_MAKE",
             f"-D{type_pair}", "-DMNK_FROM_MAKE", "-DUSE_CUBLAS=1"]
-           + defines(LAYOUT) + defines(settings or {})
+           + defines({"TRANSPOSE_A": transpose_a, "TRANSPOSE_B": transpose_b}) + defines(settings or {})
            + ["-o", str(out), str(BUILD / "gemm.cu"), "-lcublas"])
     result = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     return out, (None if result.returncode == 0 else shlex.join(cmd) + "\n" + result.stderr[-2000:])
@@ -265,7 +261,7 @@ def run(args):
 
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
-        built = list(pool.map(lambda j: build(cc, j[0], j[1], j[2]), jobs))
+        built = list(pool.map(lambda j: build(cc, j[0], j[1], j[2], args.layout), jobs))
     print(f"worklog.py: built {len(jobs)} binaries in {time.monotonic() - start:.0f} s", flush=True)
 
     out_dir = Path(args.out)
@@ -321,6 +317,8 @@ def main(argv=None):
     r = sub.add_parser("run", help="build and time every step on the GPU present")
     r.add_argument("--types", help="type pairs, comma-separated (default: all seven)")
     r.add_argument("--size", type=int, default=8192, help="M = N = K (default 8192)")
+    r.add_argument("--layout", choices=sorted(LAYOUTS), default="TN",
+                   help="the layout to build for (default TN, the layout of the post's steps)")
     r.add_argument("--explore", type=lambda text: sweep.parse_types(text) if text != "all" else sweep.TYPES,
                    default=[], help="type pairs (comma-separated, or all) for which to time also "
                    "the variants that are not steps")
