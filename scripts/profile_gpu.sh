@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# An Nsight Compute profile of one launch of the tiled kernel at 4096^3, layout TN:
+#
+#   bash scripts/profile_gpu.sh TYPE NAME [-DSETTING=VALUE ...]
+#
+# builds gemm.md for TYPE with the settings given, profiles it and writes
+# ${OUT:-results/profiles}/ncu-NAME-TYPE.txt. The counters are the ones the post
+# quotes: tensor pipe, shared-memory loads and their wavefronts, bank conflicts,
+# the memory system's throughput, and why warps stall.
+set -eu
+cd "$(dirname "$0")/.."
+type=$1 name=$2
+shift 2
+out=${OUT:-results/profiles}
+mkdir -p "$out" build/profile
+python3 tangle.py gemm.md -o build/profile/gemm.cu
+bin=build/profile/$type-$name
+nvcc -O3 -std=c++17 -lineinfo -arch=sm_90 -DTYPE_FROM_MAKE -D"$type" -DMNK_FROM_MAKE \
+    -DTRANSPOSE_A=0 -DTRANSPOSE_B=1 -DUSE_CUBLAS=1 "$@" -o "$bin" build/profile/gemm.cu -lcublas
+metrics=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
+metrics=$metrics,smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_ldsm.sum
+metrics=$metrics,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum
+metrics=$metrics,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum
+metrics=$metrics,l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed
+metrics=$metrics,smsp__average_warp_latency_issue_stalled_mio_throttle.ratio
+metrics=$metrics,smsp__average_warp_latency_issue_stalled_short_scoreboard.ratio
+metrics=$metrics,smsp__average_warp_latency_issue_stalled_barrier.ratio
+metrics=$metrics,smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio
+{
+    echo "# bash scripts/profile_gpu.sh $type $name $*"
+    ncu -k regex:gemm_tiled -c 1 --section SpeedOfLight --section WarpStateStats --section Occupancy \
+        --metrics "$metrics" "$bin" 4096 4096 4096 --kernel=tiled --cublas=off --verify=off \
+        --warmup 0 --repeat 1
+} > "$out/ncu-$name-$type.txt" 2>&1
+echo "profile_gpu: wrote $out/ncu-$name-$type.txt"
