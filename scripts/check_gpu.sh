@@ -134,6 +134,7 @@ for f in $(grep '^FAIL' "$dir/results.txt" | head -n 5 | awk '{print $2"."$3".lo
     [ -f "$dir/$f" ] && { echo "--- $f"; tail -n 8 "$dir/$f"; }
 done
 if [ -n "${OUT:-}" ]; then
+    mkdir -p "$OUT"
     cp "$dir/results.txt" "$OUT/check-results.txt"
     tar czf "$OUT/check-logs.tgz" -C build check --exclude='*-*-*[01][01]' 2>/dev/null
 fi
