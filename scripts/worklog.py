@@ -239,13 +239,14 @@ def build(cc, type_pair, key, settings, layout="TN"):
     return out, (None if result.returncode == 0 else shlex.join(cmd) + "\n" + result.stderr[-2000:])
 
 
-def run(args):
-    gpu, cc, driver = sweep.find_gpu()
-    types = sweep.parse_types(args.types) if args.types else sweep.TYPES
-    (REPO / BUILD).mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "tangle.py", "gemm.md", "-o", str(BUILD / "gemm.cu")],
-                   cwd=REPO, check=True)
-    jobs = []   # (type, key, settings, kind)
+def plan(types, args):
+    """[(type, key, settings, kind)]: what `run` builds and times, in order.
+
+    kind is "step" for the steps of the post, "explore" for other variants,
+    and "part" for builds that leave out part of the kernel (LEAVE_OUT_*),
+    which are timed without verification.
+    """
+    jobs = []
     for t in types:
         for key, _, settings in ([] if args.no_steps else steps_for(t)):
             if args.steps and key not in args.steps.split(","):
@@ -258,7 +259,16 @@ def run(args):
         if t in args.parts:
             for key, _, settings in PARTS:
                 jobs.append((t, key, settings, "part"))
+    return jobs
 
+
+def run(args):
+    gpu, cc, driver = sweep.find_gpu()
+    types = sweep.parse_types(args.types) if args.types else sweep.TYPES
+    (REPO / BUILD).mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, "tangle.py", "gemm.md", "-o", str(BUILD / "gemm.cu")],
+                   cwd=REPO, check=True)
+    jobs = plan(types, args)
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
         built = list(pool.map(lambda j: build(cc, j[0], j[1], j[2], args.layout), jobs))

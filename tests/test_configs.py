@@ -144,6 +144,63 @@ def test_tiled_kernel_uses_cp_async_when_it_has_stages(gemm_cu, nvcc, defines, m
         assert "cp.async.wait_group" in tiled[0]
 
 
+def tiled_ptx(cubin):
+    """The PTX of gemm_tiled in a cubin built by the nvcc fixture."""
+    entries = ptx_entries(cubin.with_suffix(".ptx").read_text())
+    tiled = [text for name, text in entries.items() if "gemm_tiled" in name]
+    assert len(tiled) == 1
+    return tiled[0]
+
+
+@pytest.mark.parametrize("config, settings", [
+    (("F16_IN_F32_OUT", "16x16x16", 0, 1), ["-DSTAGES=2", "-DSPREAD_COPIES=1"]),
+    (("BF16_IN_F32_OUT", "16x16x16", 1, 0), ["-DPREFETCH_FRAGMENTS=0", "-DSPREAD_COPIES=0"]),
+    (("TF32_IN_F32_OUT", "16x16x8", 0, 1), ["-DPREFETCH_FRAGMENTS=1"]),
+    (("I8_IN_I32_OUT", "16x16x16", 0, 0), ["-DSPREAD_COPIES=1"]),
+    (("F64_IN_OUT", "8x8x4", 1, 1), ["-DPREFETCH_FRAGMENTS=0", "-DSTAGES=3"]),
+], ids=lambda v: "-".join(map(str, v)) if isinstance(v, tuple) else " ".join(v))
+def test_both_loops_build_for_every_family(gemm_cu, nvcc, defines, tmp_path, config, settings):
+    """The two main loops (fragments loaded ahead or not) and spread copies build, with WMMA in them."""
+    cubin = tmp_path / "loop.cubin"
+    result = nvcc(gemm_cu, cubin, defines(*config) + settings, mode="cubin")
+    assert result.returncode == 0, result.stderr
+    ptx = tiled_ptx(cubin)
+    assert "wmma.mma.sync" in ptx and "cp.async.wait_group" in ptx and "bar.sync" in ptx
+
+
+def test_fragments_ahead_need_an_even_number_of_wk_steps(gemm_cu, nvcc, defines, tmp_path):
+    """BLOCK_K of three WK steps is refused with a message when fragments are loaded ahead, not otherwise."""
+    flags = defines("F16_IN_F32_OUT", "16x16x16", 0, 1) + ["-DBLOCK_K=48"]
+    refused = nvcc(gemm_cu, tmp_path / "odd.cubin", flags, mode="cubin")
+    assert refused.returncode != 0
+    assert "PREFETCH_FRAGMENTS needs an even number of WK steps" in refused.stderr
+    accepted = nvcc(gemm_cu, tmp_path / "odd0.cubin", flags + ["-DPREFETCH_FRAGMENTS=0"], mode="cubin")
+    assert accepted.returncode == 0, accepted.stderr
+
+
+@pytest.mark.parametrize("left_out", ["LEAVE_OUT_MATH", "LEAVE_OUT_COPIES"])
+def test_measurement_builds_leave_out_what_they_say(gemm_cu, nvcc, defines, tmp_path, left_out):
+    """Without the math the tiled kernel has no WMMA multiply; without the copies, no cp.async.
+
+    Either way the compiler warns that the build is for measuring only, and
+    the simple kernel keeps its multiply.
+    """
+    cubin = tmp_path / "part.cubin"
+    result = nvcc(gemm_cu, cubin, defines("F16_IN_F32_OUT", "16x16x16", 0, 1) + [f"-D{left_out}=1"],
+                  mode="cubin")
+    assert result.returncode == 0, result.stderr
+    assert "a measurement build" in result.stderr
+    ptx = tiled_ptx(cubin)
+    if left_out == "LEAVE_OUT_MATH":
+        assert "wmma.mma.sync" not in ptx and "wmma.load" not in ptx
+        assert "cp.async.cg" in ptx
+    else:
+        assert "cp.async.cg" not in ptx
+        assert "wmma.mma.sync" in ptx
+    simple = [t for n, t in ptx_entries(cubin.with_suffix(".ptx").read_text()).items() if "gemm_simple" in n]
+    assert len(simple) == 1 and "wmma.mma.sync" in simple[0]
+
+
 # ---------------------------------------------------------------- invalid configurations
 
 @pytest.fixture(scope="module")

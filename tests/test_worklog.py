@@ -373,3 +373,67 @@ def test_the_table_in_gemm_md_is_the_one_its_csv_gives():
     assert regenerated(document) == document, (
         f"the worklog table in gemm.md is not what {name} gives; run "
         f"python3 scripts/worklog.py table {name} --into gemm.md")
+
+
+# ---------------------------------------------------------------- steps, parts and plans
+
+def test_part_rows_are_ignored():
+    """A build that leaves out half of the kernel never shows in the table, even named like a step."""
+    rows, table = fixture_table()
+    template = next(r for r in rows if r["kind"] == "explore")
+    parts = [dict(template, kind="part", step=key, etops="9999") for key in ("shipped", "copies", "math")]
+    assert worklog.make_table(rows + parts) == table
+
+
+def test_only_the_last_steps_change_the_main_loop():
+    """Every step before 11 builds the loop that loads, then multiplies, without spread copies;
+    step 11 loads ahead, and the last step is gemm.md's defaults."""
+    for type_pair in sweep.TYPES:
+        steps = {key: settings for key, _, settings in worklog.steps_for(type_pair)}
+        keys = list(steps)
+        assert keys[-3:] == ["skew32", "prefetch", "shipped"]
+        for key in keys[1:-2]:
+            assert steps[key]["PREFETCH_FRAGMENTS"] == 0, (type_pair, key)
+            assert steps[key]["SPREAD_COPIES"] == 0, (type_pair, key)
+        assert steps["prefetch"] == {"PREFETCH_FRAGMENTS": 1, "SPREAD_COPIES": 0}
+        assert steps["shipped"] == {}
+        assert steps["simple"] is None
+
+
+class Args:
+    def __init__(self, **kw):
+        self.no_steps, self.steps, self.explore, self.parts = False, None, [], []
+        self.__dict__.update(kw)
+
+
+def test_plan_of_steps_parts_and_variants():
+    types = ["F16_IN_F32_OUT", "TF32_IN_F32_OUT"]
+    jobs = worklog.plan(types, Args(steps="simple,shipped", parts=["TF32_IN_F32_OUT"],
+                                    explore=["F16_IN_F32_OUT"]))
+    assert [(t, k, kind) for t, k, _, kind in jobs if kind == "step"] == [
+        ("F16_IN_F32_OUT", "simple", "step"), ("F16_IN_F32_OUT", "shipped", "step"),
+        ("TF32_IN_F32_OUT", "simple", "step"), ("TF32_IN_F32_OUT", "shipped", "step")]
+    parts = [(t, k, s) for t, k, s, kind in jobs if kind == "part"]
+    assert parts == [("TF32_IN_F32_OUT", "copies", {"LEAVE_OUT_MATH": 1}),
+                     ("TF32_IN_F32_OUT", "math", {"LEAVE_OUT_COPIES": 1})]
+    explored = [(t, k) for t, k, _, kind in jobs if kind == "explore"]
+    assert explored and {t for t, _ in explored} == {"F16_IN_F32_OUT"}
+    assert len(worklog.plan(types, Args(no_steps=True))) == 0
+
+
+def test_a_variant_that_leaves_out_work_is_planned_as_a_part(monkeypatch):
+    monkeypatch.setattr(worklog, "explore_variants", lambda t: [
+        ("v", "a variant", {"STAGES": 2}), ("m", "math only", {"LEAVE_OUT_COPIES": 1})])
+    jobs = worklog.plan(["I8_IN_I32_OUT"], Args(no_steps=True, explore=["I8_IN_I32_OUT"]))
+    assert [(k, kind) for _, k, _, kind in jobs] == [("v", "explore"), ("m", "part")]
+
+
+def test_layouts_are_named_as_the_report_names_them():
+    """TN is A plain and B transposed (cuBLAS's names for gemm.md's row-major problem)."""
+    assert worklog.LAYOUTS["TN"] == (0, 1) and worklog.LAYOUTS["NN"] == (0, 0)
+    assert sorted(worklog.LAYOUTS.values()) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    document = (REPO / "gemm.md").read_text(encoding="utf-8")
+    table = re.search(r'names\[2\]\[2\]\[3\] = \{\{"(\w\w)", "(\w\w)"\}, \{"(\w\w)", "(\w\w)"\}\};', document)
+    assert table and "return names[TRANSPOSE_B][TRANSPOSE_A];" in document
+    b0a0, b0a1, b1a0, b1a1 = table.groups()
+    assert worklog.LAYOUTS == {b0a0: (0, 0), b0a1: (1, 0), b1a0: (0, 1), b1a1: (1, 1)}
