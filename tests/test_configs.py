@@ -123,6 +123,14 @@ def ptx_entries(ptx):
     return {re.match(r"[\w$]+", part).group(0): part for part in parts}
 
 
+def tiled_ptx(cubin):
+    """The PTX of gemm_tiled in a cubin built by the nvcc fixture."""
+    entries = ptx_entries(cubin.with_suffix(".ptx").read_text())
+    tiled = [text for name, text in entries.items() if "gemm_tiled" in name]
+    assert len(tiled) == 1
+    return tiled[0]
+
+
 @pytest.mark.parametrize("stages", [None, "1"], ids=["default", "STAGES=1"])
 def test_tiled_kernel_uses_cp_async_when_it_has_stages(gemm_cu, nvcc, defines, macros,
                                                       device_builds, tmp_path, stages):
@@ -136,20 +144,10 @@ def test_tiled_kernel_uses_cp_async_when_it_has_stages(gemm_cu, nvcc, defines, m
         cubin = tmp_path / "stages.cubin"
         result = nvcc(gemm_cu, cubin, flags, mode="cubin")
     assert result.returncode == 0, result.stderr
-    entries = ptx_entries(cubin.with_suffix(".ptx").read_text())
-    tiled = [text for name, text in entries.items() if "gemm_tiled" in name]
-    assert len(tiled) == 1
-    assert ("cp.async" in tiled[0]) == (count > 1), f"STAGES is {count}"
+    tiled = tiled_ptx(cubin)
+    assert ("cp.async" in tiled) == (count > 1), f"STAGES is {count}"
     if count > 1:
-        assert "cp.async.wait_group" in tiled[0]
-
-
-def tiled_ptx(cubin):
-    """The PTX of gemm_tiled in a cubin built by the nvcc fixture."""
-    entries = ptx_entries(cubin.with_suffix(".ptx").read_text())
-    tiled = [text for name, text in entries.items() if "gemm_tiled" in name]
-    assert len(tiled) == 1
-    return tiled[0]
+        assert "cp.async.wait_group" in tiled
 
 
 @pytest.mark.parametrize("config, settings", [
