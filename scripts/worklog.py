@@ -123,6 +123,19 @@ def explore_variants(type_pair):
         variants.append(("nospread", "copies not spread (step 11)", {"SPREAD_COPIES": 0}))
     if type_pair == "TF32_IN_F32_OUT":
         variants.append(("p1", "fragments loaded a step ahead", {"PREFETCH_FRAGMENTS": 1}))
+    if type_pair == "F16_IN_OUT":   # half accumulators take half the registers: wider warp tiles
+        square = {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_WARPS_M": 4, "BLOCK_WARPS_N": 2}
+        variants += [
+            ("w64x128-s2", "block 256 x 256, 4 x 2 warps of 64 x 128, 2 stages", dict(square, STAGES=2)),
+            ("w64x128-s3", "the same, 3 stages", dict(square, STAGES=3)),
+            ("w64x128-s2-p0", "the same, 2 stages, not ahead", dict(square, STAGES=2, PREFETCH_FRAGMENTS=0)),
+            ("w64x128-s3-p0", "the same, 3 stages, not ahead", dict(square, STAGES=3, PREFETCH_FRAGMENTS=0)),
+            ("w64x128-s3-ns", "the same, 3 stages, copies not spread", dict(square, STAGES=3, SPREAD_COPIES=0)),
+            ("b128x512-s2", "block 128 x 512, 2 x 4 warps of 64 x 128, 2 stages",
+             {"BLOCK_N": 512, "STAGES": 2}),
+            ("copies-w64x128-s3", "copies only, 256 x 256, 3 stages", dict(square, STAGES=3, LEAVE_OUT_MATH=1)),
+            ("math-w64x128-s3", "math only, 256 x 256, 3 stages", dict(square, STAGES=3, LEAVE_OUT_COPIES=1)),
+        ]
     return variants
 
 
