@@ -1,17 +1,33 @@
 #!/usr/bin/env python3
 """Tangle a literate Markdown file into the source it describes.
 
-Every fenced code block tagged `cpp` is written out, in document order, with
-a `#line` directive in front of it, so that compiler errors, __FILE__/__LINE__
-and debuggers point back into the Markdown file rather than the generated one.
+The document is written in the order a reader needs; this script puts the
+code in the order the compiler needs, the way Knuth's WEB and the pbrt book
+do it with named fragments:
 
-Every other fence must carry a language from a known list of blocks that are
-shown but not compiled (shell sessions, output, PTX, ...). A fence with no
-language or an unknown one is an error: a forgotten or misspelt `cpp` tag
-would otherwise drop code from the program without a word.
+- A fenced block tagged `cpp` with no name belongs to the root: the root's
+  blocks, in document order, are the program.
+- A block may carry a name, `{.cpp chunk="The main loop"}`. It is then not
+  part of the root by itself; it appears where a line of another block says
+  `<<The main loop>>`, with that line's indentation. A name defined again
+  further down continues the first definition.
+- Every line of the output is preceded, where needed, by a `#line` directive
+  that names its line in the Markdown file, so that compiler errors,
+  __FILE__/__LINE__ and debuggers point back into the document.
+
+A *change file* (`--change FILE`, after WEB's change files) redefines named
+fragments of the document without touching it: each name it defines replaces
+the document's definition of that name (all of its continuations). The
+optimisation steps of gemm.md's worklog are change files.
+
+Errors, each with its file and line: an unterminated fence, a fence with no
+language or an unknown one (a forgotten or misspelt `cpp` tag would otherwise
+drop code without a word), a reference to a name never defined, a name never
+used, a fragment that includes itself, and an unnamed block in a change file.
 
     python3 tangle.py gemm.md -o gemm.cu
-    python3 tangle.py gemm.md --no-line     (to stdout, for reading)
+    python3 tangle.py gemm.md --no-line                (to stdout, for reading)
+    python3 tangle.py gemm.md --change steps/x.md -o x.cu
 """
 
 import argparse
@@ -35,29 +51,37 @@ SKIPPED = {
 # Four spaces would make an indented code block instead, so they do not count.
 OPENING = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 CLOSING = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*$")
+# A line that is nothing but a reference to a fragment.
+REFERENCE = re.compile(r"^(\s*)<<(.+?)>>\s*$")
+# key="value" or key=value inside pandoc's {...} attributes.
+ATTRIBUTE = re.compile(r'([A-Za-z_][\w-]*)=(?:"([^"]*)"|(\S+))')
 
 
-def language(info):
-    """The language named by a fence's info string, or None if it names none.
+def parse_info(info):
+    """(language, chunk name or None) of a fence's info string.
 
-    Two forms: a bare word (```cpp) and pandoc's attributes (```{.cpp .numberLines}),
-    where the language is the first class.
+    Two forms: a bare word (```cpp) and pandoc's attributes
+    (```{.cpp chunk="Name"}), where the language is the first class.
     """
     info = info.strip()
     if info.startswith("{"):
         end = info.find("}")
         if end < 0:
-            return None
-        for attribute in info[1:end].split():
-            if attribute.startswith(".") and len(attribute) > 1:
-                return attribute[1:]
-        return None
+            return None, None
+        inside = info[1:end]
+        attributes = {m[1]: m[2] if m[2] is not None else m[3] for m in ATTRIBUTE.finditer(inside)}
+        classes = [w[1:] for w in ATTRIBUTE.sub("", inside).split() if w.startswith(".") and len(w) > 1]
+        return (classes[0] if classes else None), attributes.get("chunk")
     words = info.split()
-    return words[0] if words else None
+    return (words[0] if words else None), None
+
+
+def language(info):
+    return parse_info(info)[0]
 
 
 def code_blocks(lines):
-    """Yield (language, fence line, code lines, closed) for each fenced block.
+    """Yield (info, fence line, code lines, closed) for each fenced block.
 
     Line numbers are 1-based. `closed` is False for a block that runs off the
     end of the file, which CommonMark allows but which here is always a mistake.
@@ -82,40 +106,137 @@ def code_blocks(lines):
             line = lines[i]
             body.append(line[min(indent, len(line) - len(line.lstrip(" "))):])
             i += 1
-        yield language(info), fence_line, body, i < len(lines)
+        yield info, fence_line, body, i < len(lines)
         i += 1
 
 
-def tangle(text, name, line_directives=True):
-    """Tangle Markdown `text`, read from the file `name`.
-
-    Returns (source, problems), where problems is a list of (line, message);
-    the source is only meaningful when there are no problems.
-    """
+def split_lines(text):
     # Split on \n only, the way the compiler counts lines, and drop the \r of
     # \r\n endings; str.splitlines would also split on form feeds and others.
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
-    lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
-    quoted = name.replace("\\", "\\\\").replace('"', '\\"')
-    chunks = [f"// Generated from {name} by tangle.py. Do not edit: edit {name} instead.\n"]
-    problems = []
-    for lang, fence_line, body, closed in code_blocks(lines):
+
+def read_chunks(text, name, problems, change=False):
+    """[(chunk name or None for the root, file, fence line, body)] of one document."""
+    pieces = []
+    for info, fence_line, body, closed in code_blocks(split_lines(text)):
+        lang, chunk = parse_info(info)
         if not closed:
-            problems.append((fence_line, "unterminated code fence: the file ends inside this block"))
+            problems.append((name, fence_line, "unterminated code fence: the file ends inside this block"))
         elif lang == TANGLED:
-            # The block's first code line is the one after the fence.
-            directive = [f'#line {fence_line + 1} "{quoted}"'] if line_directives else []
-            chunks.append("".join(line + "\n" for line in directive + body))
+            if chunk is not None and not chunk.strip():
+                problems.append((name, fence_line, "empty fragment name"))
+            elif change and chunk is None:
+                problems.append((name, fence_line, "a block of a change file must name the "
+                                 "fragment it replaces: {.cpp chunk=\"...\"}"))
+            else:
+                pieces.append((chunk.strip() if chunk else None, name, fence_line, body))
         elif lang is None:
-            problems.append((fence_line, f"cannot classify code block: the fence has no language; {hint()}"))
+            problems.append((name, fence_line, f"cannot classify code block: the fence has no language; {hint()}"))
         elif lang not in SKIPPED:
-            problems.append((fence_line, f"cannot classify code block: unknown language '{lang}'; {hint()}"))
-    if len(chunks) == 1 and not problems:
-        problems.append((1, f"no ```{TANGLED} code block found"))
-    return "\n".join(chunks), problems
+            problems.append((name, fence_line, f"cannot classify code block: unknown language '{lang}'; {hint()}"))
+    return pieces
+
+
+def definitions(pieces):
+    """{name: [(file, fence line, body)]} and the root's pieces, in order."""
+    named, root = {}, []
+    for chunk, file, line, body in pieces:
+        (root if chunk is None else named.setdefault(chunk, [])).append((file, line, body))
+    return named, root
+
+
+def expand(root, named, problems):
+    """The root with every reference replaced: [(text, file, line)], and the names used.
+
+    A line of text is None for the blank line that separates two blocks of the root.
+    """
+    out, used, reported = [], set(), set()
+
+    def walk(pieces, indent, stack):
+        for n, (file, fence_line, body) in enumerate(pieces):
+            if n and not stack:
+                out.append((None, None, None))
+            for k, line in enumerate(body):
+                where = (file, fence_line + 1 + k)
+                ref = REFERENCE.match(line)
+                if not ref:
+                    out.append((indent + line if line else line, *where))
+                    continue
+                target = ref[2].strip()
+                used.add(target)
+                if target in stack:
+                    if where not in reported:
+                        reported.add(where)
+                        problems.append((*where, f"fragment <<{target}>> includes itself "
+                                         f"({' -> '.join(stack[stack.index(target):] + [target])})"))
+                elif target not in named:
+                    if where not in reported:
+                        reported.add(where)
+                        problems.append((*where, f"undefined fragment <<{target}>>"))
+                else:
+                    walk(named[target], indent + ref[1], stack + [target])
+
+    walk(root, "", [])
+    return out, used
+
+
+def reachable(root, named):
+    """The names a root reaches, directly or not (cycles and undefined names ignored)."""
+    seen, todo = set(), [root]
+    while todo:
+        for _, _, body in todo.pop():
+            for line in body:
+                ref = REFERENCE.match(line)
+                if ref and ref[2].strip() in named and ref[2].strip() not in seen:
+                    seen.add(ref[2].strip())
+                    todo.append(named[ref[2].strip()])
+    return seen
+
+
+def tangle(text, name, line_directives=True, changes=()):
+    """Tangle Markdown `text`, read from the file `name`, with change files [(text, name)].
+
+    Returns (source, problems), where problems is a list of (file, line, message);
+    the source is only meaningful when there are no problems.
+    """
+    problems = []
+    named, root = definitions(read_chunks(text, name, problems))
+    master_reach = reachable(root, named)
+    unused = [(pieces[0][0], pieces[0][1], chunk) for chunk, pieces in named.items()
+              if chunk not in master_reach]
+    replaced = {}
+    for change_text, change_name in changes:
+        for chunk, pieces in definitions(read_chunks(change_text, change_name, problems, True))[0].items():
+            named[chunk] = pieces
+            replaced[chunk] = pieces
+    if not root and not problems:
+        problems.append((name, 1, f"no ```{TANGLED} code block of the root (a block with no chunk name): nothing is tangled"))
+    expanded, _ = expand(root, named, problems)
+    if replaced:
+        reach = reachable(root, named)
+        unused += [(p[0][0], p[0][1], c) for c, p in replaced.items() if c not in reach]
+    for file, line, chunk in unused:
+        problems.append((file, line, f"fragment <<{chunk}>> is never used"))
+
+    quoted = lambda f: f.replace("\\", "\\\\").replace('"', '\\"')
+    header = f"// Generated from {name} by tangle.py. Do not edit: edit {name} instead.\n"
+    lines, expect = [header], None
+    for code, file, line in expanded:
+        if code is None:
+            lines.append("\n")
+            expect = (expect[0], expect[1] + 1) if expect else None
+            continue
+        if line_directives and expect != (file, line):
+            lines.append(f'#line {line} "{quoted(file)}"\n')
+        lines.append(code + "\n")
+        expect = (file, line + 1)
+    if len(lines) > 1:
+        lines.insert(1, "\n")
+    return "".join(lines), sorted(problems, key=lambda p: (p[0] != name, p[0], p[1]))
 
 
 def hint():
@@ -139,28 +260,38 @@ def write_atomically(path, data):
         raise
 
 
+def read_text(path):
+    try:
+        with open(path, encoding="utf-8-sig", newline="") as file:
+            return file.read()
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or error
+        print(f"tangle.py: error: cannot read {path}: {reason}", file=sys.stderr)
+        return None
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        description="Write the ```cpp code blocks of a Markdown file out as one source file.")
+        description="Write the ```cpp code blocks of a Markdown file out as one source file, "
+                    "named fragments expanded where they are used.")
     parser.add_argument("markdown", help="the Markdown file to read")
     parser.add_argument("-o", "--output", metavar="FILE",
                         help="the file to write (default: standard output); "
                              "left untouched if there is an error")
+    parser.add_argument("--change", metavar="FILE", action="append", default=[],
+                        help="a Markdown file whose named fragments replace the document's "
+                             "fragments of the same names (may be given more than once)")
     parser.add_argument("--no-line", action="store_true",
                         help="leave out the #line directives, for reading the output")
     args = parser.parse_args(argv)
 
-    try:
-        with open(args.markdown, encoding="utf-8-sig", newline="") as file:
-            text = file.read()
-    except (OSError, UnicodeDecodeError) as error:
-        reason = getattr(error, "strerror", None) or error
-        print(f"tangle.py: error: cannot read {args.markdown}: {reason}", file=sys.stderr)
+    text = read_text(args.markdown)
+    changes = [(read_text(path), path) for path in args.change]
+    if text is None or any(t is None for t, _ in changes):
         return 1
-
-    source, problems = tangle(text, args.markdown, line_directives=not args.no_line)
-    for line, message in problems:
-        print(f"{args.markdown}:{line}: error: {message}", file=sys.stderr)
+    source, problems = tangle(text, args.markdown, not args.no_line, changes)
+    for file, line, message in problems:
+        print(f"{file}:{line}: error: {message}", file=sys.stderr)
     if problems:
         return 1
 

@@ -72,6 +72,7 @@ pandoc "$in" \
     --standalone $embed \
     --resource-path="$root:$(dirname "$in"):." \
     --css="$post/style.css" \
+    --lua-filter="$post/fragments.lua" \
     --mathml \
     --toc --toc-depth=3 \
     --highlight-style=kate \

@@ -377,3 +377,158 @@ def test_crlf_input_gives_the_same_output_as_lf(tmp_path):
 def test_input_without_final_newline(tmp_path):
     output = tangle_text(tmp_path, "```cpp\nint a;\n```", "--no-line")
     assert output.endswith("int a;\n")
+
+
+# ---------------------------------------------------------------- named fragments
+
+NAMED = """\
+# Reader's order
+
+The kernel first, though the compiler needs the settings before it:
+
+```cpp
+<<Settings>>
+int kernel(void)
+{
+    <<The loop>>
+    return total;
+}
+```
+
+The loop, explained:
+
+```{.cpp chunk="The loop"}
+int total = 0;
+for (int i = 0; i < N; i++)
+    <<The body>>
+```
+
+```{.cpp chunk="The body"}
+total += i;
+```
+
+And, at last, the settings:
+
+```{.cpp chunk="Settings"}
+#define N 4
+```
+
+More settings, further down, continue the first definition:
+
+```{.cpp chunk="Settings"}
+#define M 5
+```
+"""
+
+
+def source_map(output):
+    """[(text, file, line)] of each output line, as a compiler reads the #line directives."""
+    mapped, file, line = [], None, None
+    for text in output.split("\n")[:-1]:
+        match = LINE_DIRECTIVE.match(text)
+        if match:
+            line, file = int(match[1]), match[2]
+            continue
+        mapped.append((text, file, line))
+        line = line + 1 if line is not None else None
+    return mapped
+
+
+def test_named_fragments_are_assembled_in_the_compilers_order(tmp_path):
+    output = tangle_text(tmp_path, NAMED, "--no-line")
+    assert code_lines(output) == [
+        "#define N 4", "#define M 5",
+        "int kernel(void)", "{",
+        "    int total = 0;", "    for (int i = 0; i < N; i++)", "        total += i;",
+        "    return total;", "}"]
+
+
+def test_every_line_carries_its_line_in_the_markdown(tmp_path):
+    markdown = NAMED.split("\n")
+    output = tangle_text(tmp_path, NAMED)
+    mapped = [m for m in source_map(output) if m[0].strip()]
+    assert mapped and all(f == "doc.md" for _, f, _ in mapped[1:])
+    for text, _, line in mapped[1:]:   # the first is the header comment
+        # Each line is its Markdown line, with the indentation of the reference added.
+        assert text.strip() == markdown[line - 1].strip(), (text, line)
+
+
+def test_a_named_fragment_compiles_with_errors_pointing_into_the_markdown(tmp_path):
+    doc = NAMED.replace("total += i;", "total += undefined_name;") + \
+        "\n```cpp\nint main(void) { return kernel(); }\n```\n"
+    (tmp_path / "doc.md").write_text(doc)
+    assert run_tangle(tmp_path, "doc.md", "-o", "doc.cpp").returncode == 0
+    result = subprocess.run(["g++", "-c", "doc.cpp", "-o", "doc.o"], cwd=tmp_path,
+                            capture_output=True, text=True)
+    wrong = doc.split("\n").index("total += undefined_name;") + 1
+    assert result.returncode != 0
+    assert f"doc.md:{wrong}:" in result.stderr
+
+
+def test_undefined_fragment(tmp_path):
+    doc = "```cpp\nint a;\n<<Missing piece>>\n```\n"
+    expect_error(tmp_path, doc, 3, "undefined fragment <<Missing piece>>")
+
+
+def test_unused_fragment(tmp_path):
+    doc = "```cpp\nint a;\n```\n\n```{.cpp chunk=\"Orphan\"}\nint b;\n```\n"
+    expect_error(tmp_path, doc, 5, "fragment <<Orphan>> is never used")
+
+
+def test_recursive_fragment(tmp_path):
+    doc = ("```cpp\n<<A>>\n```\n\n```{.cpp chunk=\"A\"}\n<<B>>\n```\n\n"
+           "```{.cpp chunk=\"B\"}\nint b;\n<<A>>\n```\n")
+    expect_error(tmp_path, doc, 11, "includes itself (A -> B -> A)")
+
+
+def test_fragment_that_includes_itself_directly(tmp_path):
+    doc = "```cpp\n<<A>>\n```\n\n```{.cpp chunk=\"A\"}\nint a;\n<<A>>\n```\n"
+    expect_error(tmp_path, doc, 7, "includes itself (A -> A)")
+
+
+def test_unterminated_named_fragment(tmp_path):
+    doc = "```cpp\n<<A>>\n```\n\n```{.cpp chunk=\"A\"}\nint a;\n"
+    expect_error(tmp_path, doc, 5, "unterminated code fence")
+
+
+def test_empty_fragment_name(tmp_path):
+    doc = "```cpp\nint a;\n```\n\n```{.cpp chunk=\"  \"}\nint b;\n```\n"
+    expect_error(tmp_path, doc, 5, "empty fragment name")
+
+
+def test_a_fragment_used_twice_is_expanded_twice(tmp_path):
+    doc = "```cpp\n<<X>>\n<<X>>\n```\n\n```{.cpp chunk=X}\nint x;\n```\n"
+    assert code_lines(tangle_text(tmp_path, doc, "--no-line")) == ["int x;", "int x;"]
+
+
+def test_change_file_replaces_a_fragment_and_its_continuations(tmp_path):
+    (tmp_path / "step.md").write_text(
+        "# An earlier step\n\n```{.cpp chunk=\"The loop\"}\nint total = N * M;\n```\n")
+    (tmp_path / "doc.md").write_text(NAMED)
+    result = run_tangle(tmp_path, "doc.md", "--change", "step.md")
+    assert result.returncode == 0, result.stderr
+    assert code_lines(result.stdout) == [
+        "#define N 4", "#define M 5", "int kernel(void)", "{",
+        "    int total = N * M;", "    return total;", "}"]
+    # The replaced line points into the change file, the rest into the document.
+    mapped = {text.strip(): (f, n) for text, f, n in source_map(result.stdout)}
+    assert mapped["int total = N * M;"] == ("step.md", 4)
+    assert mapped["return total;"][0] == "doc.md"
+    # <<The body>>, now unused, is not an error: the change file left it behind.
+
+
+def test_change_file_errors(tmp_path):
+    (tmp_path / "doc.md").write_text(NAMED)
+    (tmp_path / "bad.md").write_text("```cpp\nint unnamed;\n```\n")
+    result = run_tangle(tmp_path, "doc.md", "--change", "bad.md")
+    assert result.returncode == 1 and "bad.md:1: error: a block of a change file must name" in result.stderr
+    (tmp_path / "typo.md").write_text("```{.cpp chunk=\"The lop\"}\nint x;\n```\n")
+    result = run_tangle(tmp_path, "doc.md", "--change", "typo.md")
+    assert result.returncode == 1 and "typo.md:1: error: fragment <<The lop>> is never used" in result.stderr
+    result = run_tangle(tmp_path, "doc.md", "--change", "missing.md")
+    assert result.returncode == 1 and "cannot read missing.md" in result.stderr
+
+
+def test_a_shift_operator_is_not_a_reference(tmp_path):
+    doc = "```cpp\nint a = 1 << 3;\nint b = a >> 1;\n```\n"
+    assert code_lines(tangle_text(tmp_path, doc, "--no-line")) == ["int a = 1 << 3;", "int b = a >> 1;"]
