@@ -6,8 +6,7 @@
     python3 scripts/worklog.py table results/X-worklog.csv [--into gemm.md]
 
 `run` needs an NVIDIA GPU and the CUDA toolkit. For each type pair it builds
-one binary per step below (the settings of gemm.md's tiled kernel, switched
-on one after another), all in the layout TN (A plain, B transposed: the one
+one binary per step below, all in the layout TN (A plain, B transposed: the one
 cuBLAS's int8 GEMM is fast in), and times each at 8192^3 with ./gemm
 --kernel=tiled, verified on a sample. One more run per pair gives the simple
 kernel and cuBLAS side by side, and ./gemm --ceiling the WMMA ceiling. Every
@@ -16,8 +15,14 @@ results/<gpu>-<date>-worklog.csv; it is written as the runs finish, so an
 interrupted run keeps what it measured. --explore also times, for the type
 pairs it names, variants that are not steps (other block tiles, steps along K, skews, groupings), to choose
 the settings by. --parts times, for the pairs it names, the shipped kernel
-built twice more with half of its work left out (LEAVE_OUT_MATH,
-LEAVE_OUT_COPIES): its results are wrong, so those runs are not verified.
+built twice more with half of its work left out (worklog/copies-only.md and
+worklog/math-only.md): its results are wrong, so those runs are not verified.
+
+A step is gemm.md with some settings on the compiler's command line and, where
+the step's code differs from the shipped kernel's, the change files of
+worklog/ that hold its code (tangle.py --change): the shipped kernel carries
+no switch for its own history. In a step's settings the key "changes" lists
+those files.
 --layout builds everything for another layout than TN.
 
 `table` turns such a CSV into the Markdown table of the post (eTOPS per step
@@ -73,6 +78,9 @@ STEP_TITLES = {"simple": "simple kernel",
                "shipped": "12. copies spread (16-bit); tf32 not ahead: as shipped"}
 STEPS = [(key, title, None) for key, title in STEP_TITLES.items()]
 PTX_LOADED = {"BF16_IN_F32_OUT", "TF32_IN_F32_OUT", "F64_IN_OUT"}   # where the ptxload step changes anything
+CHANGES = Path("worklog")   # the change files, one per piece of code that an earlier step had
+# The change files of the measurement builds, for the settings that name them.
+LEAVE_OUT = {"LEAVE_OUT_MATH": "copies-only", "LEAVE_OUT_COPIES": "math-only"}
 
 
 def first_tile(type_pair):
@@ -84,25 +92,25 @@ def first_tile(type_pair):
 
 def steps_for(type_pair):
     """[(key, title, settings or None)] for one type pair, in the order of STEPS."""
-    first = first_tile(type_pair)
-    ptx = {"LOAD_SHARED_BY_PTX": 1} if type_pair in PTX_LOADED else {}
-    if ptx:
-        first["LOAD_SHARED_BY_PTX"] = 0
-    first.update(PREFETCH_FRAGMENTS=0, SPREAD_COPIES=0)
-    base = dict(first, STAGES=1, SKEW_BYTES=0, EPILOGUE_STAGED=0, GROUP_M=1)
+    first = dict(first_tile(type_pair), PREFETCH_FRAGMENTS=0, SPREAD_COPIES=0)
+    compilers = ("compilers-load",)              # steps 1 to 6: the compiler's wmma.load
+    direct = ("direct-epilogue",) + compilers    # steps 1 to 4: the epilogue from fragments
+    base = dict(first, STAGES=1, SKEW_BYTES=0, GROUP_M=1, changes=("one-stage",) + direct)
+    loop = ("loads-then-multiplies",)             # steps 3 to 10: the loop before step 11
+    pipelined = dict(base, SKEW_BYTES=16, changes=loop + direct)
     settings = {
         "simple": None,
         "tile": base,
         "skew": dict(base, SKEW_BYTES=16),
-        "stages2": dict(base, SKEW_BYTES=16, STAGES=2),
-        "stages3": dict(base, SKEW_BYTES=16, STAGES=3),
-        "stages4": dict(base, SKEW_BYTES=16, STAGES=4),
-        "epilogue": dict(first, STAGES=3, GROUP_M=1),
-        "grouped": dict(first, STAGES=3),
-        "ptxload": dict(first, STAGES=3, **ptx),
-        "k128": dict({k: v for k, v in first.items() if k != "BLOCK_K"}, STAGES=3, **ptx),
-        "block": {"SKEW_BYTES": 16, "PREFETCH_FRAGMENTS": 0, "SPREAD_COPIES": 0},
-        "skew32": {"PREFETCH_FRAGMENTS": 0, "SPREAD_COPIES": 0},
+        "stages2": dict(pipelined, STAGES=2),
+        "stages3": dict(pipelined, STAGES=3),
+        "stages4": dict(pipelined, STAGES=4),
+        "epilogue": dict(first, STAGES=3, GROUP_M=1, changes=loop + compilers),
+        "grouped": dict(first, STAGES=3, changes=loop + compilers),
+        "ptxload": dict(first, STAGES=3, changes=loop),
+        "k128": dict({k: v for k, v in first.items() if k != "BLOCK_K"}, STAGES=3, changes=loop),
+        "block": {"SKEW_BYTES": 16, "PREFETCH_FRAGMENTS": 0, "SPREAD_COPIES": 0, "changes": loop},
+        "skew32": {"PREFETCH_FRAGMENTS": 0, "SPREAD_COPIES": 0, "changes": loop},
         "prefetch": {"PREFETCH_FRAGMENTS": 1, "SPREAD_COPIES": 0},
         "shipped": {},
     }
@@ -142,8 +150,8 @@ def explore_variants(type_pair):
 # The shipped kernel with half of its work left out (wrong results, so not
 # verified): how long the copies take without the arithmetic, and the
 # arithmetic, out of shared memory, without the copies.
-PARTS = [("copies", "copies and barriers only", {"LEAVE_OUT_MATH": 1}),
-         ("math", "fragment loads and mma_sync only", {"LEAVE_OUT_COPIES": 1})]
+PARTS = [("copies", "copies and barriers only", {"changes": ("copies-only",)}),
+         ("math", "fragment loads and mma_sync only", {"changes": ("math-only",)})]
 
 
 # ---------------------------------------------------------------- the table
@@ -238,16 +246,39 @@ def table(args):
 # ---------------------------------------------------------------- measuring
 
 def defines(settings):
-    return [f"-D{k}={v}" for k, v in sorted(settings.items())]
+    """-D flags for the settings; "changes" is not a macro, and LEAVE_OUT_* name change files."""
+    return [f"-D{k}={v}" for k, v in sorted(settings.items()) if k != "changes" and k not in LEAVE_OUT]
+
+
+def changes(settings):
+    """The change files a build needs, in order: its own, then the measurement builds'."""
+    names = list((settings or {}).get("changes", ()))
+    names += [LEAVE_OUT[k] for k in sorted(settings or {}) if k in LEAVE_OUT and settings[k]]
+    return [str(CHANGES / f"{name}.md") for name in names]
+
+
+def source(out, settings):
+    """The source a build compiles: gemm.md tangled, with the build's change files if any."""
+    files = changes(settings)
+    if not files:
+        return BUILD / "gemm.cu", None
+    cu = Path(f"{out}.cu")
+    cmd = [sys.executable, "tangle.py", "gemm.md", *[a for f in files for a in ("--change", f)],
+           "-o", str(cu)]
+    result = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    return cu, (None if result.returncode == 0 else shlex.join(cmd) + "\n" + result.stderr[-2000:])
 
 
 def build(cc, type_pair, key, settings, layout="TN"):
     out = BUILD / (f"{type_pair}-{key}" if layout == "TN" else f"{type_pair}-{key}-{layout}")
+    cu, error = source(out, settings)
+    if error:
+        return out, error
     transpose_a, transpose_b = LAYOUTS[layout]
     cmd = (["nvcc", "-O3", "-std=c++17", "-lineinfo", f"-arch=sm_{cc}", "-DTYPE_FROM_MAKE",
             f"-D{type_pair}", "-DMNK_FROM_MAKE", "-DUSE_CUBLAS=1"]
            + defines({"TRANSPOSE_A": transpose_a, "TRANSPOSE_B": transpose_b}) + defines(settings or {})
-           + ["-o", str(out), str(BUILD / "gemm.cu"), "-lcublas"])
+           + ["-o", str(out), str(cu), "-lcublas"])
     result = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
     return out, (None if result.returncode == 0 else shlex.join(cmd) + "\n" + result.stderr[-2000:])
 
@@ -267,7 +298,8 @@ def plan(types, args):
             jobs.append((t, key, settings, "step"))
         if t in args.explore:
             for key, _, settings in explore_variants(t):
-                left_out = any(k.startswith("LEAVE_OUT_") for k in settings)
+                left_out = any(k in LEAVE_OUT for k in settings) or \
+                    any(c in LEAVE_OUT.values() for c in settings.get("changes", ()))
                 jobs.append((t, key, settings, "part" if left_out else "explore"))
         if t in args.parts:
             for key, _, settings in PARTS:
@@ -301,7 +333,8 @@ def run(args):
                 f"# command: python3 scripts/worklog.py run {' '.join(sys.argv[2:])}\n")
         f.write("step,kind,settings," + header + "\n")
         for (t, key, settings, kind), (binary, error) in zip(jobs, built):
-            label = " ".join(f"{k}={v}" for k, v in sorted((settings or {}).items())) or "defaults"
+            label = " ".join(f"{k}={'+'.join(v) if k == 'changes' else v}"
+                             for k, v in sorted((settings or {}).items())) or "defaults"
             if error:
                 print(f"BUILD FAILED {t} {key}:\n{error}", flush=True)
                 f.write(f"# failed: build {t} {key}\n")

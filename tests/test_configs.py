@@ -54,13 +54,14 @@ NEWER_GPU = "needs a newer GPU"
 KERNELS = ["gemm_simple", "gemm_tiled", "wmma_ceiling"]
 
 
-def test_the_tables_cover_every_pairing_once():
-    """17 valid type/shape pairs (each with 4 transposes) and 18 invalid ones: all 7 x 5."""
-    valid_pairs = {(t, s) for t, s, _, _ in VALID}
-    assert len(valid_pairs) == 17 and len(VALID) == 4 * 17
-    assert len(INVALID) == 18
-    assert valid_pairs.isdisjoint(INVALID)
-    assert len(valid_pairs) + len(INVALID) == len(TYPES) * len(SHAPES)
+def test_the_tables_here_are_the_tables_of_the_post():
+    """The type pairs, shapes and oldest GPUs these tests use are the ones gemm.md's table states."""
+    text = (REPO / "gemm.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+_IN_\w+)` +\|[^|]+\|[^|]+\| ([^|]+)\| sm_(\d+) +\|$", text, re.M)
+    assert {t for t, _, _ in rows} == set(TYPES), rows
+    for type_pair, shapes, cc in rows:
+        assert [s.strip().replace("×", "x") for s in shapes.split(",")] == TYPE_SHAPES[type_pair]
+        assert int(cc) == MIN_CC[type_pair]
 
 
 def config_id(config):
@@ -131,23 +132,48 @@ def tiled_ptx(cubin):
     return tiled[0]
 
 
-@pytest.mark.parametrize("stages", [None, "1"], ids=["default", "STAGES=1"])
-def test_tiled_kernel_uses_cp_async_when_it_has_stages(gemm_cu, nvcc, defines, macros,
-                                                      device_builds, tmp_path, stages):
-    """STAGES > 1 copies A and B to shared memory with cp.async; STAGES 1 does without."""
-    config = ("F16_IN_F32_OUT", "16x16x16", 0, 1)
-    flags = defines(*config) + ([f"-DSTAGES={stages}"] if stages else [])
-    count = int(macros(gemm_cu, flags, ["STAGES"])["STAGES"])
-    if stages is None:
-        result, cubin = device_builds[config]
-    else:
-        cubin = tmp_path / "stages.cubin"
-        result = nvcc(gemm_cu, cubin, flags, mode="cubin")
+def tangle_with(tmp_path, *changes):
+    """gemm.md tangled with change files of worklog/ (names without .md); the .cu path."""
+    out = tmp_path / ("-".join(changes) + ".cu")
+    args = [a for name in changes for a in ("--change", str(REPO / "worklog" / f"{name}.md"))]
+    result = subprocess.run([sys.executable, str(REPO / "tangle.py"), str(REPO / "gemm.md"), *args,
+                             "-o", str(out)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return out
+
+
+def test_the_shipped_kernel_copies_with_cp_async(device_builds):
+    result, cubin = device_builds[("F16_IN_F32_OUT", "16x16x16", 0, 1)]
     assert result.returncode == 0, result.stderr
     tiled = tiled_ptx(cubin)
-    assert ("cp.async" in tiled) == (count > 1), f"STAGES is {count}"
-    if count > 1:
-        assert "cp.async.wait_group" in tiled
+    assert "cp.async.cg" in tiled and "cp.async.wait_group" in tiled
+
+
+def test_the_shipped_kernel_refuses_one_stage(gemm_cu, nvcc, defines, tmp_path):
+    """One stage is an earlier step's loop, kept in worklog/one-stage.md, not a setting of gemm.md."""
+    result = nvcc(gemm_cu, tmp_path / "one.cubin", defines("F16_IN_F32_OUT", "16x16x16", 0, 1)
+                  + ["-DSTAGES=1"], mode="cubin")
+    assert result.returncode != 0 and "at least two stages" in result.stderr
+
+
+def test_the_first_steps_rebuild_from_their_change_files(nvcc, defines, tmp_path):
+    """Steps 1 and 2: one buffer, copies through registers, the epilogue from fragments, and the
+    compiler's wmma.load (generic for bfloat16)."""
+    source = tangle_with(tmp_path, "one-stage", "direct-epilogue", "compilers-load")
+    cubin = tmp_path / "step1.cubin"
+    result = nvcc(source, cubin, defines("BF16_IN_F32_OUT", "16x16x16", 0, 1) + ["-DSTAGES=1"],
+                  mode="cubin")
+    assert result.returncode == 0, result.stderr
+    tiled = tiled_ptx(cubin)
+    assert "cp.async" not in tiled and "wmma.mma.sync" in tiled
+    assert "wmma.load.a.sync.aligned.row.m16n16k16.bf16" in tiled      # generic: no .shared
+    assert "wmma.load.c.sync" in tiled                                  # C read as a fragment
+    shipped = tmp_path / "shipped.cubin"
+    assert nvcc(tangle_with(tmp_path), shipped, defines("BF16_IN_F32_OUT", "16x16x16", 0, 1),
+                mode="cubin").returncode == 0
+    shipped_ptx = tiled_ptx(shipped)
+    assert "wmma.load.a.sync.aligned.row.m16n16k16.shared.bf16" in shipped_ptx
+    assert "wmma.load.c.sync" not in shipped_ptx
 
 
 @pytest.mark.parametrize("config, settings", [
@@ -176,20 +202,20 @@ def test_fragments_ahead_need_an_even_number_of_wk_steps(gemm_cu, nvcc, defines,
     assert accepted.returncode == 0, accepted.stderr
 
 
-@pytest.mark.parametrize("left_out", ["LEAVE_OUT_MATH", "LEAVE_OUT_COPIES"])
-def test_measurement_builds_leave_out_what_they_say(gemm_cu, nvcc, defines, tmp_path, left_out):
+@pytest.mark.parametrize("left_out", ["copies-only", "math-only"])
+def test_measurement_builds_leave_out_what_they_say(nvcc, defines, tmp_path, left_out):
     """Without the math the tiled kernel has no WMMA multiply; without the copies, no cp.async.
 
     Either way the compiler warns that the build is for measuring only, and
     the simple kernel keeps its multiply.
     """
     cubin = tmp_path / "part.cubin"
-    result = nvcc(gemm_cu, cubin, defines("F16_IN_F32_OUT", "16x16x16", 0, 1) + [f"-D{left_out}=1"],
+    result = nvcc(tangle_with(tmp_path, left_out), cubin, defines("F16_IN_F32_OUT", "16x16x16", 0, 1),
                   mode="cubin")
     assert result.returncode == 0, result.stderr
     assert "a measurement build" in result.stderr
     ptx = tiled_ptx(cubin)
-    if left_out == "LEAVE_OUT_MATH":
+    if left_out == "copies-only":
         assert "wmma.mma.sync" not in ptx and "wmma.load" not in ptx
         assert "cp.async.cg" in ptx
     else:

@@ -414,8 +414,8 @@ def test_plan_of_steps_parts_and_variants():
         ("F16_IN_F32_OUT", "simple", "step"), ("F16_IN_F32_OUT", "shipped", "step"),
         ("TF32_IN_F32_OUT", "simple", "step"), ("TF32_IN_F32_OUT", "shipped", "step")]
     parts = [(t, k, s) for t, k, s, kind in jobs if kind == "part"]
-    assert parts == [("TF32_IN_F32_OUT", "copies", {"LEAVE_OUT_MATH": 1}),
-                     ("TF32_IN_F32_OUT", "math", {"LEAVE_OUT_COPIES": 1})]
+    assert parts == [("TF32_IN_F32_OUT", "copies", {"changes": ("copies-only",)}),
+                     ("TF32_IN_F32_OUT", "math", {"changes": ("math-only",)})]
     explored = [(t, k) for t, k, _, kind in jobs if kind == "explore"]
     assert explored and {t for t, _ in explored} == {"F16_IN_F32_OUT"}
     assert len(worklog.plan(types, Args(no_steps=True))) == 0
@@ -437,3 +437,22 @@ def test_layouts_are_named_as_the_report_names_them():
     assert table and "return names[TRANSPOSE_B][TRANSPOSE_A];" in document
     b0a0, b0a1, b1a0, b1a1 = table.groups()
     assert worklog.LAYOUTS == {b0a0: (0, 0), b0a1: (1, 0), b1a0: (0, 1), b1a1: (1, 1)}
+
+
+def test_every_step_and_part_tangles_from_its_change_files(tmp_path):
+    """Each earlier step's code lives whole in worklog/; every combination a step uses tangles."""
+    combos = {tuple(worklog.changes(settings)) for t in sweep.TYPES
+              for _, _, settings in worklog.steps_for(t) if settings}
+    combos |= {tuple(worklog.changes(settings)) for _, _, settings in worklog.PARTS}
+    assert ("worklog/one-stage.md", "worklog/direct-epilogue.md", "worklog/loads-then-multiplies.md") \
+        not in combos  # one stage has its own loop, not the pipeline's
+    used = {name for combo in combos for name in combo}
+    assert used == {f"worklog/{p.name}" for p in (REPO / "worklog").glob("*.md")}, "unused change file"
+    for combo in combos:
+        args = [a for name in combo for a in ("--change", name)]
+        result = subprocess.run([sys.executable, "tangle.py", "gemm.md", *args, "-o",
+                                 str(tmp_path / "step.cu")], cwd=REPO, capture_output=True, text=True)
+        assert result.returncode == 0, (combo, result.stderr)
+    # The last step is the shipped kernel: gemm.md alone, no change file.
+    for t in sweep.TYPES:
+        assert worklog.changes(worklog.steps_for(t)[-1][2]) == []
