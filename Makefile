@@ -118,10 +118,10 @@ check-gpu:
 	bash scripts/check_gpu.sh
 
 # Times every type pair, kernel and cuBLAS, over sizes 256..16384 on the GPU
-# present; writes results/<gpu>-<date>.csv, .md and .svg (the plot needs
-# python3 -m pip install -r scripts/requirements-sweep.txt).
-sweep:
-	$(PYTHON) scripts/sweep.py run
+# present; writes results/<gpu>-<date>.csv, .md and .svg, with the pinned
+# matplotlib of the environment that `make test` uses.
+sweep: $(VENV)/ok
+	$(VENV)/bin/python scripts/sweep.py run
 
 clean:
 	rm -rf gemm gemm.cu gemm.html gemm.png build

@@ -17,13 +17,9 @@ JOBS=${JOBS:-$(nproc)}
 NVCC=${NVCC:-nvcc}
 CUBLAS=${CUBLAS:-1}
 dir=build/check
-rm -rf "$dir" && mkdir -p "$dir"
 
-cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
-if [ -z "$cc" ]; then
-    echo "check_gpu: no GPU found (nvidia-smi gives no compute capability)" >&2
-    exit 3
-fi
+. scripts/gpu_env.sh check_gpu
+rm -rf "$dir" && mkdir -p "$dir"
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1)
 echo "GPU: $gpu, sm_$cc; $(date -u '+%Y-%m-%d %H:%M UTC'); $($NVCC --version | tail -n 1)"
 

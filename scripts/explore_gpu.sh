@@ -8,6 +8,7 @@
 # For a profile to go with it: bash scripts/profile_gpu.sh TYPE NAME [-DSETTING=V ...]
 set -u
 cd "$(dirname "$0")/.."
+. scripts/gpu_env.sh explore_gpu
 OUT=${OUT:-results/explore}
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,clocks.max.sm,power.limit --format=csv | tee "$OUT/gpu.txt"

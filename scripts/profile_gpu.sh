@@ -9,13 +9,26 @@
 # the memory system's throughput, and why warps stall.
 set -eu
 cd "$(dirname "$0")/.."
+if [ $# -lt 2 ]; then
+    echo "usage: bash scripts/profile_gpu.sh TYPE NAME [-DSETTING=VALUE ...]" >&2
+    exit 2
+fi
 type=$1 name=$2
 shift 2
+case $type in
+    F16_IN_F32_OUT|F16_IN_OUT|BF16_IN_F32_OUT|TF32_IN_F32_OUT|F64_IN_OUT|I8_IN_I32_OUT|U8_IN_I32_OUT) ;;
+    *) echo "profile_gpu: '$type' is not a type pair of gemm.md" >&2; exit 2 ;;
+esac
+. scripts/gpu_env.sh profile_gpu
+if ! command -v ncu >/dev/null 2>&1; then
+    echo "profile_gpu: ncu (Nsight Compute) is not on PATH" >&2
+    exit 3
+fi
 out=${OUT:-results/profiles}
 mkdir -p "$out" build/profile
 python3 tangle.py gemm.md -o build/profile/gemm.cu
 bin=build/profile/$type-$name
-nvcc -O3 -std=c++17 -lineinfo -arch=sm_90 -DTYPE_FROM_MAKE -D"$type" -DMNK_FROM_MAKE \
+nvcc -O3 -std=c++17 -lineinfo -arch=sm_$cc -DTYPE_FROM_MAKE -D"$type" -DMNK_FROM_MAKE \
     -DTRANSPOSE_A=0 -DTRANSPOSE_B=1 -DUSE_CUBLAS=1 "$@" -o "$bin" build/profile/gemm.cu -lcublas
 metrics=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
 metrics=$metrics,smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_ldsm.sum

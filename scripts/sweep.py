@@ -476,27 +476,27 @@ def command_output(cmd):
     return result.stdout.strip() if result.returncode == 0 else None
 
 
-def find_gpu():
+def find_gpu(prog="sweep.py", anywhere="report"):
     """(name, compute capability digits like '90', driver) of the first GPU; SystemExit without one.
 
     This is the first thing `run` does, so that a machine without a GPU hears
     so at once, before minutes of building.
     """
     if shutil.which("nvidia-smi") is None:
-        sys.exit("sweep.py: no GPU: nvidia-smi is not on PATH. `run` needs a machine with an "
-                 "NVIDIA GPU; `report` works anywhere.")
+        sys.exit(f"{prog}: no GPU: nvidia-smi is not on PATH. `run` needs a machine with an "
+                 "NVIDIA GPU; `" + anywhere + "` works anywhere.")
     cmd = ["nvidia-smi", "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"]
     try:
         result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as e:
-        sys.exit(f"sweep.py: no GPU: nvidia-smi did not answer ({e}).")
+        sys.exit(f"{prog}: no GPU: nvidia-smi did not answer ({e}).")
     lines = [line for line in result.stdout.splitlines() if line.strip()]
     fields = [f.strip() for f in lines[0].split(",")] if lines else []
     if result.returncode != 0 or len(fields) != 3 or not re.fullmatch(r"\d+\.\d+", fields[1]):
         said = (result.stdout + result.stderr).strip().splitlines()
-        sys.exit("sweep.py: no GPU: nvidia-smi found none"
+        sys.exit(f"{prog}: no GPU: nvidia-smi found none"
                  + (f" ({said[0]})" if said else "") + ". `run` needs a machine with an "
-                 "NVIDIA GPU; `report` works anywhere.")
+                 "NVIDIA GPU; `" + anywhere + "` works anywhere.")
     name, cap, driver = fields
     return name, cap.replace(".", ""), driver
 

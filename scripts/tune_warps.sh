@@ -6,7 +6,17 @@
 #   VARIANTS="4x4:1 4x4:8" bash scripts/tune_warps.sh F64_IN_OUT:0
 set -eu
 cd "$(dirname "$0")/.."
-cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -n 1 | tr -d ' .')
+if [ $# -eq 0 ]; then
+    echo "usage: bash scripts/tune_warps.sh TYPE:TRANSPOSE_B [TYPE:TRANSPOSE_B ...]" >&2
+    exit 2
+fi
+for c in "$@"; do
+    case $c in
+        *_IN_*:[01]) ;;
+        *) echo "tune_warps: '$c' is not TYPE:TRANSPOSE_B, e.g. F16_IN_F32_OUT:1" >&2; exit 2 ;;
+    esac
+done
+. scripts/gpu_env.sh tune_warps
 mkdir -p build/tune && python3 tangle.py gemm.md -o build/tune/gemm.cu
 variants=${VARIANTS:-"4x4:1 4x4:4 4x4:8 4x4:16 8x4:1 8x4:8 2x4:8 4x2:8"}
 for c in "$@"; do

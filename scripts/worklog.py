@@ -308,7 +308,7 @@ def plan(types, args):
 
 
 def run(args):
-    gpu, cc, driver = sweep.find_gpu()
+    gpu, cc, driver = sweep.find_gpu("worklog.py", "table")
     types = sweep.parse_types(args.types) if args.types else sweep.TYPES
     (REPO / BUILD).mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, "tangle.py", "gemm.md", "-o", str(BUILD / "gemm.cu")],
@@ -388,7 +388,14 @@ def main(argv=None):
     t.add_argument("csv", type=Path)
     t.add_argument("--into", help="replace the table between the worklog markers of this file")
     args = parser.parse_args(argv)
-    return run(args) if args.command == "run" else table(args)
+    if args.command == "run":
+        return run(args)
+    try:
+        return table(args)
+    except (OSError, ValueError, KeyError) as error:
+        reason = getattr(error, "strerror", None) or error
+        print(f"worklog.py: error: {args.csv}: {reason}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -212,27 +212,6 @@ def tf32_round(values):
     return bits.view(np.float32).astype(np.float64)
 
 
-def tf32_round_by_arithmetic(values):
-    """The same rounding done with frexp: keep 11 significant bits, halves away from zero."""
-    x = np.asarray(values, dtype=np.float64)
-    mantissa, exponent = np.frexp(np.abs(x))        # |x| = mantissa * 2**exponent
-    kept = np.floor(mantissa * 2.0**11 + 0.5)
-    return np.copysign(np.ldexp(kept, exponent - 11), x)
-
-
-def test_the_two_tf32_roundings_agree():
-    rng = np.random.default_rng(12345)
-    x = (rng.uniform(-1, 1, 200_000) * 2.0 ** rng.integers(-30, 30, 200_000)).astype(np.float32)
-    x = x.astype(np.float64)
-    assert np.array_equal(tf32_round(x), tf32_round_by_arithmetic(x))
-    # Ties round away from zero, including across a power of two.
-    ties = np.array([1 + 2.0**-11, -(1 + 2.0**-11), 2 - 2.0**-11, 1 + 3 * 2.0**-11, 0.0])
-    want = np.array([1 + 2.0**-10, -(1 + 2.0**-10), 2.0, 1 + 2 * 2.0**-10, 0.0])
-    assert np.array_equal(tf32_round(ties), want)
-    assert np.array_equal(tf32_round_by_arithmetic(ties), want)
-    assert np.isinf(tf32_round(np.array([np.inf]))).all()
-
-
 def math_operands(values):
     """A (M x K), B (K x N), C and D as float64 arrays, undoing the stored transposes."""
     M, N, K = values["M"], values["N"], values["K"]
@@ -798,3 +777,80 @@ def test_the_seed_decides_the_inputs(gemm, config):
     assert matrices() == matrices("--seed", 1), "the default seed is not 1"
     # A, B and C come from separate streams: they are not copies of one another.
     assert five["A"] != five["B"]
+
+
+# ---------------------------------------------------------------- defects found in review
+
+@pytest.mark.parametrize("config", [F16, I8], ids=build_id)
+def test_a_planted_tile_is_caught_even_when_every_tile_is_equal(gemm, config):
+    """With alpha = beta = 0 every element is 0, so copying a tile over another changes
+    nothing; the planted error must still be there and be caught."""
+    result = gemm(config, "--cpu-only", "--plant=tile", "--alpha", 0, "--beta", 0, 33, 40, 17)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert report(result.stdout)["Result"] == "FAIL"
+
+
+def test_a_planted_element_stays_in_range_of_an_int_result(gemm):
+    """The spoiled element of an int result near its limit must not overflow: it becomes -1 - v."""
+    config = ("U8_IN_I32_OUT", "16x16x16", 0, 0)
+    large = 0
+    for seed in range(1, 40):
+        result = gemm(config, "--cpu-only", "--plant=element", "--alpha", 500000, "--beta", 0,
+                      "--seed", seed, 5, 5, 1)
+        assert result.returncode == 1, result.stderr
+        match = re.search(r"C\[2\]\[2\] = (-?\d+), expected (-?\d+)", result.stdout)
+        assert match, result.stdout
+        got, want = int(match[1]), int(match[2])
+        assert got == -1 - want
+        large += want > 2**30        # where v + 1 + |v| would not fit in an int
+    assert large > 0
+
+
+def test_a_scalar_that_rounds_to_zero_is_refused(gemm):
+    config = ("F16_IN_OUT", "16x16x16", 0, 0)
+    for option in ("--alpha", "--beta"):
+        result = gemm(config, "--cpu-only", option, "1e-8", 7, 5, 3)
+        assert result.returncode == 2, result.stdout
+        assert "rounds to 0" in result.stderr and "half" in result.stderr
+    # float holds 1e-8: accepted there.
+    assert gemm(F16, "--cpu-only", "--alpha", "1e-8", 7, 5, 3).returncode == 0
+
+
+@pytest.mark.parametrize("text", ["0x10", "inf", "nan", "1e400", "1,5"])
+def test_scalars_are_decimal_numbers_like_the_sizes(gemm, text):
+    result = gemm(F16, "--cpu-only", "--alpha", text, 7, 5, 3)
+    assert result.returncode == 2 and "decimal number" in result.stderr, result.stderr
+    assert gemm(F16, "--cpu-only", "0x10", 5, 3).returncode == 2   # as the sizes refuse it
+
+
+def test_long_cpu_work_says_how_long_and_shows_progress(gemm):
+    """A pass of the CPU reference of a few seconds estimates its time and reports progress
+    on the standard error; the report on the standard output is unchanged."""
+    result = gemm(F16, "--cpu-only", "--verify=full", 1100, 1100, 1100, timeout=300)
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert any(re.fullmatch(r"gemm: computing the product .* about \d+ s in all", l) for l in lines), lines
+    assert any(re.fullmatch(r"gemm: checking every element .*: \d+ % done after \d+ s, "
+                            r"about \d+ s to go", l) for l in lines), lines
+    assert "%" not in result.stdout
+
+
+def test_a_short_check_is_silent(gemm):
+    result = gemm(F16, "--cpu-only", 64, 64, 64)
+    assert result.returncode == 0 and result.stderr == ""
+
+
+def test_the_report_and_csv_name_every_setting_of_the_build(gemm, block_tile):
+    """One line of output is enough to rebuild the binary that produced it."""
+    config = ("BF16_IN_F32_OUT", "8x32x16", 0, 1)
+    built = report(gemm(config, "--cpu-only", 7, 5, 3).stdout)["Built with"]
+    assert built.startswith("make TYPE=BF16_IN_F32_OUT MNK=8x32x16 TRANSPOSE_A=0 TRANSPOSE_B=1 ")
+    for setting in ["BLOCK_M", "BLOCK_N", "BLOCK_K", "BLOCK_WARPS_M", "BLOCK_WARPS_N", "STAGES",
+                    "SKEW_BYTES", "PREFETCH_FRAGMENTS", "SPREAD_COPIES", "GROUP_M", "WARPS_M",
+                    "WARPS_N"]:
+        assert re.search(rf"-D{setting}=\d+\b", built), setting
+    bm, bn, bk = block_tile(config)
+    assert f"-DBLOCK_M={bm} -DBLOCK_N={bn} -DBLOCK_K={bk}" in built
+    header = gemm(config, "--csv-header").stdout.strip().split(",")
+    row = dict(zip(header, next(csv.reader([gemm(config, "--cpu-only", "--csv", 7, 5, 3).stdout]))))
+    assert "make " + re.sub(r"(CUBLAS=\d) ", r'\1 NVFLAGS="-O3 -std=c++17 ', row["build"]) + '"' == built

@@ -456,3 +456,54 @@ def test_every_step_and_part_tangles_from_its_change_files(tmp_path):
     # The last step is the shipped kernel: gemm.md alone, no change file.
     for t in sweep.TYPES:
         assert worklog.changes(worklog.steps_for(t)[-1][2]) == []
+
+
+@pytest.mark.parametrize("given", ["missing.csv", "README.md", "tests/fixtures/sweep-sample.csv"])
+def test_table_of_a_missing_or_wrong_csv_is_one_line_not_a_traceback(given):
+    result = run_script("table", given)
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("worklog.py: error: ") and len(result.stderr.splitlines()) == 1
+
+
+def fake_gpu_path(tmp_path):
+    """A PATH whose nvidia-smi answers nothing, as on a machine without a GPU."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "nvidia-smi"
+    fake.write_text("#!/bin/sh\necho 'No devices were found' >&2\nexit 6\n")
+    fake.chmod(0o755)
+    import os
+    return dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}")
+
+
+def test_worklog_run_without_a_gpu_names_itself(tmp_path):
+    result = subprocess.run([sys.executable, "scripts/worklog.py", "run"], cwd=REPO,
+                            capture_output=True, text=True, env=fake_gpu_path(tmp_path))
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("worklog.py: no GPU") and "sweep.py" not in result.stderr
+
+
+@pytest.mark.parametrize("script, args, status, words", [
+    ("tune_warps.sh", [], 2, "usage"),
+    ("tune_warps.sh", ["F16_IN_F32_OUT"], 2, "TYPE:TRANSPOSE_B"),
+    ("tune_warps.sh", ["F16_IN_F32_OUT:1"], 3, "tune_warps: no GPU"),
+    ("profile_gpu.sh", [], 2, "usage"),
+    ("profile_gpu.sh", ["HALF", "x"], 2, "not a type pair"),
+    ("profile_gpu.sh", ["F16_IN_F32_OUT", "x"], 3, "profile_gpu: no GPU"),
+    ("explore_gpu.sh", [], 3, "explore_gpu: no GPU"),
+    ("check_gpu.sh", [], 3, "check_gpu: no GPU"),
+])
+def test_gpu_scripts_without_a_gpu_or_arguments_say_so(tmp_path, script, args, status, words):
+    result = subprocess.run(["bash", f"scripts/{script}", *args], cwd=REPO, capture_output=True,
+                            text=True, env=fake_gpu_path(tmp_path), timeout=60)
+    assert result.returncode == status, result.stdout + result.stderr
+    assert words in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_make_sweep_runs_in_the_test_environment():
+    """The sweep plots with the pinned matplotlib of .venv, not whatever python3 has."""
+    result = subprocess.run(["make", "-n", "sweep"], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    command = [l for l in result.stdout.splitlines() if "sweep.py run" in l]
+    assert command and command[-1].startswith(".venv/bin/python "), result.stdout

@@ -1,0 +1,17 @@
+# Sourced by the scripts that need a GPU: one clear message and exit status 3
+# when there is none, and the compute capability of the first GPU in $cc.
+#   . scripts/gpu_env.sh NAME_OF_THE_SCRIPT
+gpu_script=$1
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+    echo "$gpu_script: no GPU: nvidia-smi is not on PATH; this script times or profiles the GPU" >&2
+    exit 3
+fi
+cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
+if [ -z "$cc" ]; then
+    echo "$gpu_script: no GPU: nvidia-smi reports none" >&2
+    exit 3
+fi
+if ! command -v nvcc >/dev/null 2>&1; then
+    echo "$gpu_script: nvcc is not on PATH; this script needs the CUDA toolkit" >&2
+    exit 3
+fi
