@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The runs that check and measure gemm.md on a GPU, in pieces that each end
+# well inside ten minutes on an H100, so that each fits one call of a lent
+# machine. Everything is written to $OUT (default build/session):
+#
+#   bash scripts/gpu_session.sh check     the GPU check (make check-gpu), its results and logs
+#   bash scripts/gpu_session.sh worklog   every step of the worklog at 8192^3 (worklog.py run)
+#   bash scripts/gpu_session.sh parts     the measurement builds of the shipped kernel
+#   bash scripts/gpu_session.sh sweep     the sweep's measurements (sweep.py run; report elsewhere)
+#
+# Each piece first prints the GPU, its clocks and the commit, so that the
+# logs say where and on what they were measured.
+set -u
+cd "$(dirname "$0")/.."
+[ $# -eq 1 ] || { echo "usage: bash scripts/gpu_session.sh check|worklog|parts|sweep" >&2; exit 2; }
+. scripts/gpu_env.sh gpu_session
+OUT=${OUT:-build/session}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+{
+    nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv
+    nvcc --version | tail -n 1
+    date -u '+%Y-%m-%d %H:%M UTC'
+    [ -f COMMIT ] && cat COMMIT
+} | tee "$OUT/gpu-$1.txt"
+case $1 in
+    check)   JOBS=16 bash scripts/check_gpu.sh 2>&1 | tee "$OUT/check.txt" ;;
+    worklog) python3 scripts/worklog.py run --out "$OUT" 2>&1 | tee "$OUT/worklog.txt" ;;
+    parts)   python3 scripts/worklog.py run --no-steps --parts all --out "$OUT" 2>&1 | tee "$OUT/parts.txt" ;;
+    sweep)   python3 scripts/sweep.py run --out "$OUT" 2>&1 | tee "$OUT/sweep.txt" ;;
+    *)       echo "gpu_session: no piece called '$1'" >&2; exit 2 ;;
+esac
