@@ -4,7 +4,8 @@
 # machine. Everything is written to $OUT (default build/session):
 #
 #   bash scripts/gpu_session.sh check     the GPU check (make check-gpu), its results and logs
-#   bash scripts/gpu_session.sh worklog   every step of the worklog at 8192^3 (worklog.py run)
+#   bash scripts/gpu_session.sh worklog [--types T1,T2]
+#                                         every step of the worklog at 8192^3 (worklog.py run)
 #   bash scripts/gpu_session.sh parts     the measurement builds of the shipped kernel
 #   bash scripts/gpu_session.sh sweep     the sweep's measurements (sweep.py run; report elsewhere)
 #
@@ -12,7 +13,9 @@
 # logs say where and on what they were measured.
 set -u
 cd "$(dirname "$0")/.."
-[ $# -eq 1 ] || { echo "usage: bash scripts/gpu_session.sh check|worklog|parts|sweep" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bash scripts/gpu_session.sh check|worklog|parts|sweep [ARGS]" >&2; exit 2; }
+piece=$1
+shift
 . scripts/gpu_env.sh gpu_session
 OUT=${OUT:-build/session}
 mkdir -p "$OUT"
@@ -22,11 +25,11 @@ export PYTHONUNBUFFERED=1
     nvcc --version | tail -n 1
     date -u '+%Y-%m-%d %H:%M UTC'
     [ -f COMMIT ] && cat COMMIT
-} | tee "$OUT/gpu-$1.txt"
-case $1 in
+} | tee "$OUT/gpu-$piece.txt"
+case $piece in
     check)   JOBS=16 bash scripts/check_gpu.sh 2>&1 | tee "$OUT/check.txt" ;;
-    worklog) python3 scripts/worklog.py run --out "$OUT" 2>&1 | tee "$OUT/worklog.txt" ;;
+    worklog) python3 scripts/worklog.py run "$@" --out "$OUT" 2>&1 | tee "$OUT/worklog.txt" ;;
     parts)   python3 scripts/worklog.py run --no-steps --parts all --out "$OUT" 2>&1 | tee "$OUT/parts.txt" ;;
-    sweep)   python3 scripts/sweep.py run --out "$OUT" 2>&1 | tee "$OUT/sweep.txt" ;;
-    *)       echo "gpu_session: no piece called '$1'" >&2; exit 2 ;;
+    sweep)   python3 scripts/sweep.py run "$@" --out "$OUT" 2>&1 | tee "$OUT/sweep.txt" ;;
+    *)       echo "gpu_session: no piece called '$piece'" >&2; exit 2 ;;
 esac
