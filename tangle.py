@@ -152,13 +152,13 @@ def definitions(pieces):
 def expand(root, named, problems):
     """The root with every reference replaced: [(text, file, line)], and the names used.
 
-    A line of text is None for the blank line that separates two blocks of the root.
+    A line of text is None for the blank line that separates two blocks.
     """
     out, used, reported = [], set(), set()
 
     def walk(pieces, indent, stack):
         for n, (file, fence_line, body) in enumerate(pieces):
-            if n and not stack:
+            if n:   # one blank line between two blocks of the root, or of one fragment
                 out.append((None, None, None))
             for k, line in enumerate(body):
                 where = (file, fence_line + 1 + k)

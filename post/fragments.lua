@@ -46,12 +46,13 @@ end
 local function render(block)
   if not block.classes:includes("cpp") then return nil end
   local name = block.attributes["chunk"]
-  local placeholders = {}
+  local placeholders, n = {}, 0
   local text = block.text:gsub("([^\n]*)", function(line)
     local indent, used = line:match("^(%s*)<<(.-)>>%s*$")
     if not used then return line end
     used = used:gsub("^%s+", ""):gsub("%s+$", "")
-    local key = "FRAGMENTREF" .. (#placeholders + 1) .. "X"
+    n = n + 1
+    local key = "FRAGMENTREF" .. n .. "X"
     placeholders[key] = used
     return indent .. key
   end)

@@ -287,7 +287,8 @@ def test_every_cpp_block_is_in_the_page(rendered):
     pres = [normalise(t) for t in pre_texts(rendered.html)]
     at = 0
     for n, (line, code) in enumerate(blocks, 1):
-        want = normalise(code)
+        # A reference to a fragment is shown as its name in angle brackets, a link.
+        want = normalise(re.sub(r"^([ \t]*)<<(.+?)>>[ \t]*$", r"\1⟨\2⟩", code, flags=re.M))
         try:
             at = pres.index(want, at) + 1
             continue
@@ -455,3 +456,26 @@ def test_figure_ids_are_distinct():
             if el.get("id"):
                 assert el.get("id") not in seen, f"id {el.get('id')!r} in {name} and {seen[el.get('id')]}"
                 seen[el.get("id")] = name
+
+
+def test_fragments_are_named_and_references_link_to_definitions(rendered):
+    """pbrt's way: a caption names each named fragment (≡ first, +≡ continued), and every
+    reference in the code is a link to an element that exists on the page."""
+    names = re.findall(r'^```\{\.cpp chunk="([^"]+)"\}', rendered.md_text, re.M)
+    if not names:
+        pytest.skip(f"{rendered.name} has no named fragments")
+    captions = re.findall(r'<div class="fragment-name">(.*?)</div>', rendered.html)
+    assert len(captions) == len(names)
+    seen = set()
+    for name, caption in zip(names, captions):
+        shown = html.unescape(re.sub(r"<[^>]+>", "", caption))
+        mark = "+≡" if name in seen else "≡"
+        assert shown.startswith(f"⟨{name}⟩ {mark}"), (name, shown)
+        seen.add(name)
+    ids = set(re.findall(r'\sid="([^"]+)"', rendered.html))
+    targets = re.findall(r'<a class="fragment-ref" href="#([^"]+)"', rendered.html)
+    assert targets and all(t in ids for t in targets), set(targets) - ids
+    links = re.findall(r'<div class="fragment-name">.*?</div>', rendered.html)
+    for link in re.findall(r'href="#([^"]+)"', " ".join(links)):
+        assert link in ids, link
+    assert len(ids) == len(re.findall(r'\sid="', rendered.html)), "an id is used twice"
