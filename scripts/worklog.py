@@ -211,6 +211,63 @@ def make_table(rows):
     return "\n".join(lines) + "\n"
 
 
+# The dense tensor-core peaks of NVIDIA's H100 SXM datasheet, without sparsity, in TFLOP/s
+# (TOPS for int8): the ceiling table's yardstick.
+DATASHEET_PEAK = {"F16_IN_F32_OUT": 989, "F16_IN_OUT": 989, "BF16_IN_F32_OUT": 989,
+                  "TF32_IN_F32_OUT": 495, "F64_IN_OUT": 67, "I8_IN_I32_OUT": 1979,
+                  "U8_IN_I32_OUT": 1979}
+
+
+def last_cells(rows, kind, impl, step=None):
+    """{type: etops} of the last passing row of that kind, implementation and step."""
+    cells = {}
+    for r in rows:
+        if r.get("result") == "FAIL" or r.get("kind", "step") != kind or r["impl"] != impl:
+            continue
+        if step is None or r["step"] == step:
+            cells[r["type"]] = r["etops"]
+    return cells
+
+
+def percent(a, b):
+    return f"{100 * a / b:.0f} %" if a and b else sweep.MISSING
+
+
+def make_ceiling_table(rows):
+    """The WMMA ceiling per pair beside cuBLAS at 8192^3 and the datasheet peak.
+
+    The same rows as the worklog table's last two lines, so the two tables agree.
+    """
+    ceiling, cublas = last_cells(rows, "step", "ceiling"), last_cells(rows, "step", "cublas")
+    types = sorted(ceiling, key=sweep.type_order)
+    lines = ["| pair | ceiling | cuBLAS | peak | ceiling / peak | ceiling / cuBLAS |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for t in types:
+        c, b, p = ceiling.get(t), cublas.get(t), DATASHEET_PEAK.get(t)
+        lines.append(f"| {SHORT_NAMES.get(t, t)} | {sweep.fmt3(c)} | {sweep.fmt3(b)} | {p} | "
+                     f"{percent(c, p)} | {percent(c, b)} |")
+    return "\n".join(lines) + "\n"
+
+
+def make_parts_table(rows):
+    """The shipped kernel against its two halves (copies only, math only), eTOPS."""
+    copies, math = last_cells(rows, "part", "tiled", "copies"), last_cells(rows, "part", "tiled", "math")
+    whole = last_cells(rows, "step", "tiled", STEPS[-1][0])
+    types = sorted(set(copies) | set(math), key=sweep.type_order)
+    lines = ["| pair | copies only | math only | whole kernel | kernel / slower half |",
+             "|---|---:|---:|---:|---:|"]
+    for t in types:
+        c, m, w = copies.get(t), math.get(t), whole.get(t)
+        slower = min(c, m) if c and m else None
+        lines.append(f"| {SHORT_NAMES.get(t, t)} | {sweep.fmt3(c)} | {sweep.fmt3(m)} | {sweep.fmt3(w)} | "
+                     f"{percent(w, slower)} |")
+    return "\n".join(lines) + "\n"
+
+
+# The tables `table --into` writes: the markers around each, and how it is made.
+TABLES = {"worklog": make_table, "ceiling": make_ceiling_table, "parts": make_parts_table}
+
+
 def describe(meta, rows):
     """One sentence under the table: where and when it was measured, and how."""
     gpu = meta.get("gpu") or (rows[0]["device"] if rows else "an unknown GPU")
@@ -221,12 +278,13 @@ def describe(meta, rows):
             f"Made by `python3 scripts/worklog.py table` from `{meta.get('file', 'the worklog CSV')}`.\n")
 
 
-def insert_table(document, table):
-    """document with the text between the worklog markers replaced by table; ValueError without them."""
-    begin, end = document.find(BEGIN), document.find(END)
+def insert_table(document, table, name="worklog"):
+    """document with the text between the markers of `name` replaced by table; ValueError without them."""
+    opening, closing = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    begin, end = document.find(opening), document.find(closing)
     if begin < 0 or end < begin:
-        raise ValueError(f"the markers {BEGIN} and {END} are missing or out of order")
-    return document[:begin + len(BEGIN)] + "\n" + table + document[end:]
+        raise ValueError(f"the markers {opening} and {closing} are missing or out of order")
+    return document[:begin + len(opening)] + "\n" + table + document[end:]
 
 
 def table(args):
@@ -235,9 +293,14 @@ def table(args):
                     else str(args.csv))
     text = make_table(rows) + "\n" + describe(meta, rows)
     if args.into:
+        # The worklog table, and the ceiling and parts tables wherever their markers are.
         path = Path(args.into)
-        path.write_text(insert_table(path.read_text(encoding="utf-8"), text), encoding="utf-8")
-        print(f"worklog.py: table written into {path}")
+        document = insert_table(path.read_text(encoding="utf-8"), text)
+        for name, make in TABLES.items():
+            if name != "worklog" and f"<!-- {name}:begin -->" in document:
+                document = insert_table(document, make(rows), name)
+        path.write_text(document, encoding="utf-8")
+        print(f"worklog.py: tables written into {path}")
     else:
         sys.stdout.write(text)
     return 0

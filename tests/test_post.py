@@ -479,3 +479,47 @@ def test_fragments_are_named_and_references_link_to_definitions(rendered):
     for link in re.findall(r'href="#([^"]+)"', " ".join(links)):
         assert link in ids, link
     assert len(ids) == len(re.findall(r'\sid="', rendered.html)), "an id is used twice"
+
+
+# ---- the shape of the post ----
+
+def main_path(text):
+    """The lines a reader reads without opening an appendix or a <details> fold."""
+    kept, appendix, folded, fence = [], False, 0, None
+    for line in text.split("\n"):
+        opening = re.match(r"^ {0,3}(`{3,}|~{3,})", line)
+        if fence is None and opening:
+            fence = opening[1]
+        elif fence is not None and re.match(rf"^ {{0,3}}{fence[0]}{{{len(fence)},}}\s*$", line):
+            fence = None
+            if not appendix and not folded:
+                kept.append(line)
+            continue
+        if fence is None:
+            if line.startswith("# "):
+                appendix = line.startswith("# Appendix")
+            if line.strip().startswith("<details"):
+                folded += 1
+        if not appendix and not folded:
+            kept.append(line)
+        if fence is None and line.strip().startswith("</details"):
+            folded -= 1
+    return kept
+
+
+def test_the_kernel_comes_early_and_the_main_path_is_an_evening():
+    text = (ROOT / "gemm.md").read_text(encoding="utf-8")
+    lines = text.split("\n")
+    first = next(i for i, line in enumerate(lines, 1) if "wmma::mma_sync(" in line)
+    assert first <= len(lines) / 10, f"the first mma_sync is at line {first} of {len(lines)}"
+    assert len(main_path(text)) <= 1800
+    # The appendices are where they say they are: after the main text, and all of them.
+    headings = [l for l in main_path(text) + lines if l.startswith("# ") and not l.startswith("#  ")]
+    headings = [l for l in lines if l in headings and re.match(r"^# [A-Z]", l)]
+    appendices = [h for h in headings if h.startswith("# Appendix")]
+    assert len(appendices) >= 4 and headings[-len(appendices):] == appendices
+
+
+def test_main_path_counts_what_it_should():
+    sample = "# A\none\n<details>\nfolded\n</details>\n```cpp\n# not a heading\n```\n# Appendix B\nx\n"
+    assert main_path(sample) == ["# A", "one", "```cpp", "# not a heading", "```"]

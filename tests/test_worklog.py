@@ -341,12 +341,27 @@ def named_csv(document):
 
 
 def regenerated(document):
-    """document with its worklog table made afresh by `worklog.py table` from the CSV it names."""
+    """document with its tables (worklog, ceiling, parts) made afresh by `worklog.py table --into`
+    from the CSV the worklog table names."""
+    import tempfile
     name = named_csv(document)
     assert (REPO / name).is_file(), f"the worklog table names {name}, which does not exist"
-    result = run_script("table", name)
-    assert result.returncode == 0, result.stderr
-    return worklog.insert_table(document, result.stdout)
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / "post.md"
+        copy.write_text(document, encoding="utf-8")
+        result = run_script("table", name, "--into", copy)
+        assert result.returncode == 0, result.stderr
+        return copy.read_text(encoding="utf-8")
+
+
+def test_the_ceiling_and_parts_tables_in_gemm_md_are_generated():
+    document = (REPO / "gemm.md").read_text(encoding="utf-8")
+    for name in ("ceiling", "parts"):
+        assert f"<!-- {name}:begin -->" in document
+        edited = re.sub(r"(<!-- %s:begin -->\n\|[^\n]*\n\|[^\n]*\n\| \S+ \| )([\d.]+)" % name,
+                        lambda m: m[1] + "1234", document)
+        assert edited != document
+        assert regenerated(edited) == document, name
 
 
 def test_regenerated_catches_a_table_edited_by_hand(tmp_path):

@@ -1,0 +1,172 @@
+"""Measured numbers in the post come from results/: tables are generated, prose is checked.
+
+The tables of measured numbers in gemm.md are made by scripts (worklog.py
+table, numbers.py) from the CSVs in results/, and the tests here regenerate
+them and compare. The numbers that the prose quotes are listed below with
+where each comes from; a test finds each phrase in the post and checks each
+number in it against the CSV, rounded to the digits written.
+"""
+
+import importlib.util
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def load(name):
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(REPO / "scripts"))
+    spec.loader.exec_module(module)
+    return module
+
+
+sweep, worklog, numbers = load("sweep"), load("worklog"), load("numbers")
+POST = (REPO / "gemm.md").read_text(encoding="utf-8")
+PROSE = re.sub(r"\s+", " ", POST)
+S = numbers.sweep_cells()                       # (type, transpose_b, impl) at 8192^3
+ALL = {(r["type"], r["transpose_b"], r["impl"], r["M"]): r["etops"]
+       for r in sweep.read_csv(REPO / numbers.SWEEP)[1] if r["M"] == r["N"] == r["K"]}
+_, W_ROWS = worklog.read_worklog(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-22-worklog.csv")
+W = {}
+for r in W_ROWS:
+    if r.get("result") != "FAIL":
+        W[(r["step"], r["kind"], r["impl"], r["type"])] = r["etops"]
+F16, F16F16, BF16, TF32, F64, I8 = ("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT",
+                                    "TF32_IN_F32_OUT", "F64_IN_OUT", "I8_IN_I32_OUT")
+SIXTEEN = [F16, F16F16, BF16]
+
+
+def step(key, t):
+    return W[(key, "step", "tiled", t)]
+
+
+def share(t, b, size=8192):
+    return 100 * ALL[(t, b, "tiled", size)] / ALL[(t, b, "cublas", size)]
+
+
+def shares16(size):
+    return [share(t, b, size) for t in SIXTEEN for b in (0, 1)]
+
+
+def ratios16():
+    return [S[(t, b, "tiled")] / S[(t, b, "simple")] for t in SIXTEEN for b in (0, 1)]
+
+
+# (phrase of the post, [(number as written in it, the measured value)])
+CLAIMS = [
+    ("At $8192^3$ it reaches 29.5 eTOPS for `half`, 4 % of cuBLAS",
+     [("29.5", S[(F16, 0, "simple")]), ("4", 100 * S[(F16, 0, "simple")] / S[(F16, 0, "cublas")])]),
+    ("The tiled kernel is 12.6 to 14.0 times the simple one for the 16-bit pairs, 10.0 times for "
+     "int8 with B transposed (8.3 with B plain), 5.9 to 7.7 times for tf32 and 3.7 times for double",
+     [("12.6", min(ratios16())), ("14.0", max(ratios16())),
+      ("10.0", S[(I8, 1, "tiled")] / S[(I8, 1, "simple")]), ("8.3", S[(I8, 0, "tiled")] / S[(I8, 0, "simple")]),
+      ("5.9", S[(TF32, 0, "tiled")] / S[(TF32, 0, "simple")]), ("7.7", S[(TF32, 1, "tiled")] / S[(TF32, 1, "simple")]),
+      ("3.7", S[(F64, 0, "tiled")] / S[(F64, 0, "simple")])]),
+    ("whose int8 GEMM is slow in every layout but TN (130 eTOPS against 1090)",
+     [("130", S[(I8, 0, "cublas")]), ("1090", S[(I8, 1, "cublas")])]),
+    ("which costs it 46 % of its speed (338 against 621)",
+     [("46", 100 * (1 - S[(I8, 0, "tiled")] / S[(I8, 1, "tiled")])), ("338", S[(I8, 0, "tiled")]),
+      ("621", S[(I8, 1, "tiled")])]),
+    ("(1.4 against 2.2 eTOPS at 256 for `half`)",
+     [("1.4", ALL[(F16, 0, "tiled", 256)]), ("2.2", ALL[(F16, 0, "simple", 256)])]),
+    ("runs at 47 to 57 % of cuBLAS for the 16-bit pairs",
+     [("47", min(min(shares16(n)) for n in (4096, 8192, 10000, 16384))),
+      ("57", max(max(shares16(n)) for n in (4096, 8192, 10000, 16384)))]),
+    ("at 58 to 63 %", [("58", min(shares16(2048))), ("63", max(shares16(2048)))]),
+    ("at $3000^3$ at 39 to 44 %", [("39", min(shares16(3000))), ("44", max(shares16(3000)))]),
+    ("whose tensor cores cuBLAS drives at 56 eTOPS, gets to 15 %",
+     [("56", S[(F64, 0, "cublas")]), ("15", 100 * S[(F64, 0, "simple")] / S[(F64, 0, "cublas")])]),
+    ('"31 %" says more about cuBLAS than about us',
+     [("31", 100 * S[(I8, 0, "simple")] / S[(I8, 0, "cublas")])]),
+    ("(130 eTOPS against 1090 in its TN layout)", [("130", S[(I8, 0, "cublas")]), ("1090", S[(I8, 1, "cublas")])]),
+    ("where the kernel stands at 5.7 %", [("5.7", 100 * S[(I8, 1, "simple")] / S[(I8, 1, "cublas")])]),
+    ("That is the 40.5 to 61.9 eTOPS", [("40.5", S[(I8, 0, "simple")]), ("61.9", S[(I8, 1, "simple")])]),
+    ("A few per cent: 29.5 to 31.4 eTOPS", [("29.5", S[(F16, 0, "simple")]), ("31.4", S[(F16, 1, "simple")])]),
+    ("transposed B is slower, 20.7 against 15.5 eTOPS",
+     [("20.7", S[(TF32, 0, "simple")]), ("15.5", S[(TF32, 1, "simple")])]),
+    ("advantage at $10000^3$ is gone (28.4 against 29.5 eTOPS)",
+     [("28.4", ALL[(F16, 0, "simple", 10000)]), ("29.5", S[(F16, 0, "simple")])]),
+    # the worklog: the steps the prose quotes
+    ("*Measured: 31 → 135, 4.3×.*", [("31", W[("simple", "step", "simple", F16)]), ("135", step("tile", F16)),
+                                    ("4.3", step("tile", F16) / W[("simple", "step", "simple", F16)])]),
+    ("*Measured: 135 → 187, +39 %; int8 +29 %, tf32 +24 %.*",
+     [("135", step("tile", F16)), ("187", step("skew", F16)),
+      ("39", 100 * (step("skew", F16) / step("tile", F16) - 1)),
+      ("29", 100 * (step("skew", I8) / step("tile", I8) - 1)),
+      ("24", 100 * (step("skew", TF32) / step("tile", TF32) - 1))]),
+    ("*Measured: `half` 325 → 390, +20 %;", [("325", step("skew32", F16)), ("390", step("prefetch", F16)),
+                                             ("20", 100 * (step("prefetch", F16) / step("skew32", F16) - 1))]),
+    ("tf32 lost 12 % (126 → 111)", [("12", 100 * (1 - step("prefetch", TF32) / step("skew32", TF32))),
+                                    ("126", step("skew32", TF32)), ("111", step("prefetch", TF32))]),
+    # the limits of the shipped kernel
+    ("runs at 150 eTOPS: 39 % of cuBLAS and 9.7 times the simple kernel",
+     [("150", W[("math", "part", "tiled", TF32)]),
+      ("39", 100 * W[("math", "part", "tiled", TF32)] / W[("simple", "step", "cublas", TF32)]),
+      ("9.7", W[("math", "part", "tiled", TF32)] / W[("simple", "step", "simple", TF32)])]),
+    ("Its math alone runs at 32.0 eTOPS, 96 % of the WMMA ceiling of 33.2, and the whole kernel at 93 %",
+     [("32.0", W[("math", "part", "tiled", F64)]),
+      ("96", 100 * W[("math", "part", "tiled", F64)] / W[("simple", "step", "ceiling", F64)]),
+      ("33.2", W[("simple", "step", "ceiling", F64)]),
+      ("93", 100 * step("shipped", F64) / W[("simple", "step", "ceiling", F64)])]),
+    ("is 61 % of cuBLAS and 4.0 times the simple kernel",
+     [("61", 100 * W[("simple", "step", "ceiling", F64)] / W[("simple", "step", "cublas", F64)]),
+      ("4.0", W[("simple", "step", "ceiling", F64)] / W[("simple", "step", "simple", F64)])]),
+    ("(795 and 718 against 624)", [("795", W[("copies", "part", "tiled", I8)]),
+                                   ("718", W[("math", "part", "tiled", I8)]), ("624", step("shipped", I8))]),
+    ("runs at 407 eTOPS for `half`, and the whole kernel reaches 97 % of that",
+     [("407", W[("copies", "part", "tiled", F16)]),
+      ("97", 100 * step("shipped", F16) / W[("copies", "part", "tiled", F16)])]),
+]
+
+
+def close(written, value):
+    """`written` is `value` rounded to the digits written (e.g. '29.5' for 29.4662); a whole
+    number of four or more digits ending in 0 may be three significant figures, as the tables
+    write them (1090 for 1088)."""
+    decimals = len(written.split(".")[1]) if "." in written else 0
+    if abs(float(written) - value) <= 0.5 * 10 ** -decimals + 1e-9:
+        return True
+    return "." not in written and len(written) >= 4 and written.endswith("0") and \
+        written == sweep.fmt3(value)
+
+
+@pytest.mark.parametrize("phrase, values", CLAIMS, ids=[c[0][:40] for c in CLAIMS])
+def test_a_number_in_the_prose_is_the_measured_one(phrase, values):
+    assert phrase in PROSE, f"the post no longer says: {phrase}"
+    words = [w.rstrip(",") for w in re.findall(r"\d[\d,]*(?:\.\d+)?", phrase)]
+    for written, value in values:
+        assert written in words, (written, phrase)
+        assert close(written, value), f"{phrase}: {written} is written, the results give {value:.4g}"
+
+
+def test_close_is_strict():
+    assert close("29.5", 29.4662) and not close("29.5", 29.44) and close("4", 4.07) and not close("14", 13.4)
+    assert close("1090", 1088.2) and not close("1090", 1096) and not close("130", 128)
+
+
+def test_the_sweep_tables_in_gemm_md_are_generated():
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / "post.md"
+        edited = POST.replace("| f16→f32 | 29.5 / 31.4 |", "| f16→f32 | 29.6 / 31.4 |")
+        assert edited != POST
+        copy.write_text(edited, encoding="utf-8")
+        result = subprocess.run([sys.executable, "scripts/numbers.py", "--into", str(copy)], cwd=REPO,
+                                capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        assert copy.read_text(encoding="utf-8") == POST
+
+
+def test_numbers_without_markers_is_an_error():
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / "post.md"
+        copy.write_text("no markers\n")
+        result = subprocess.run([sys.executable, "scripts/numbers.py", "--into", str(copy)], cwd=REPO,
+                                capture_output=True, text=True)
+        assert result.returncode == 1 and "markers" in result.stderr and "Traceback" not in result.stderr
