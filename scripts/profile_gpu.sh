@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # An Nsight Compute profile of one launch of the tiled kernel at 4096^3, layout TN:
 #
-#   bash scripts/profile_gpu.sh TYPE NAME [-DSETTING=VALUE ...]
+#   bash scripts/profile_gpu.sh TYPE NAME [-DSETTING=VALUE ...] [worklog/CHANGE.md ...]
 #
-# builds gemm.md for TYPE with the settings given, profiles it and writes
+# builds gemm.md for TYPE with the settings given (and the change files of
+# worklog/ named, e.g. worklog/math-only.md for the kernel without its copies), profiles it and writes
 # ${OUT:-results/profiles}/ncu-NAME-TYPE.txt. The counters are the ones the post
 # quotes: tensor pipe, shared-memory loads and their wavefronts, bank conflicts,
 # the memory system's throughput, and why warps stall.
@@ -26,10 +27,14 @@ if ! command -v ncu >/dev/null 2>&1; then
 fi
 out=${OUT:-results/profiles}
 mkdir -p "$out" build/profile
-python3 tangle.py gemm.md -o build/profile/gemm.cu
+flags=() changes=()
+for a in "$@"; do
+    case $a in *.md) changes+=(--change "$a") ;; *) flags+=("$a") ;; esac
+done
 bin=build/profile/$type-$name
+python3 tangle.py gemm.md "${changes[@]}" -o "$bin.cu"
 nvcc -O3 -std=c++17 -lineinfo -arch=sm_$cc -DTYPE_FROM_MAKE -D"$type" -DMNK_FROM_MAKE \
-    -DTRANSPOSE_A=0 -DTRANSPOSE_B=1 -DUSE_CUBLAS=1 "$@" -o "$bin" build/profile/gemm.cu -lcublas
+    -DTRANSPOSE_A=0 -DTRANSPOSE_B=1 -DUSE_CUBLAS=1 "${flags[@]}" -o "$bin" "$bin.cu" -lcublas
 metrics=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
 metrics=$metrics,smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_ldsm.sum
 metrics=$metrics,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum

@@ -264,8 +264,29 @@ def make_parts_table(rows):
     return "\n".join(lines) + "\n"
 
 
+# The targets set before the tiled kernel was written: a share of cuBLAS per pair, and ten
+# times the simple kernel for every pair.
+TARGETS = {"F16_IN_F32_OUT": 50, "F16_IN_OUT": 50, "BF16_IN_F32_OUT": 50, "TF32_IN_F32_OUT": 50,
+           "F64_IN_OUT": 85, "I8_IN_I32_OUT": 45, "U8_IN_I32_OUT": 45}
+
+
+def make_targets_table(rows):
+    """The shipped kernel against cuBLAS (with its target), the simple kernel and the ceiling."""
+    whole = last_cells(rows, "step", "tiled", STEPS[-1][0])
+    cublas, simple = last_cells(rows, "step", "cublas"), last_cells(rows, "step", "simple")
+    ceiling = last_cells(rows, "step", "ceiling")
+    lines = ["| pair | tiled / cuBLAS | target | tiled / simple | tiled / ceiling |",
+             "|---|---:|---:|---:|---:|"]
+    for t in sorted(whole, key=sweep.type_order):
+        w, s = whole[t], simple.get(t)
+        lines.append(f"| {SHORT_NAMES.get(t, t)} | {percent(w, cublas.get(t))} | {TARGETS.get(t, '?')} % | "
+                     f"{f'{w / s:.1f}×' if s else sweep.MISSING} | {percent(w, ceiling.get(t))} |")
+    return "\n".join(lines) + "\n"
+
+
 # The tables `table --into` writes: the markers around each, and how it is made.
-TABLES = {"worklog": make_table, "ceiling": make_ceiling_table, "parts": make_parts_table}
+TABLES = {"worklog": make_table, "ceiling": make_ceiling_table, "parts": make_parts_table,
+          "targets": make_targets_table}
 
 
 def describe(meta, rows):
