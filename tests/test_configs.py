@@ -588,3 +588,20 @@ def test_make_builds_with_and_without_cublas(tmp_path, cublas):
     assert bad.returncode == 2 and "--cublas" in bad.stderr
     assert "--cublas=on|off" in subprocess.run([str(exe), "--help"], capture_output=True,
                                                text=True).stdout
+
+
+def test_wmma_alignment_rules_the_post_relies_on(gemm_cu, nvcc, defines, tmp_path):
+    """The post's section "A rule we bend": ldm a multiple of 16 bytes is enforced at compile
+    time, and the GPU check runs memcheck on an 8-bit configuration with an 8-wide shape (the
+    one whose fragments lie 8 bytes apart), which is the evidence the section cites."""
+    flags = defines("F16_IN_F32_OUT", "16x16x16", 0, 1)
+    refused = nvcc(gemm_cu, tmp_path / "skew8.cubin", flags + ["-DSKEW_BYTES=8"], mode="cubin")
+    assert refused.returncode != 0 and "multiple of 16" in refused.stderr
+    refused = nvcc(gemm_cu, tmp_path / "k8.cubin", defines("I8_IN_I32_OUT", "16x16x16", 1, 0)
+                   + ["-DBLOCK_M=72"], mode="cubin")
+    assert refused.returncode != 0
+    script = (REPO / "scripts" / "check_gpu.sh").read_text()
+    memchecked = re.search(r'san_list="([^"]*)"', script)[1].split()
+    assert any(re.fullmatch(r"[UI]8_IN_I32_OUT-(32x8x16|8x32x16)-\d\d", n) for n in memchecked)
+    post = (REPO / "gemm.md").read_text(encoding="utf-8")
+    assert "### A rule we bend, and why it holds" in post
