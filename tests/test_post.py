@@ -28,7 +28,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 RENDER = ROOT / "post" / "render.sh"
 BROWSER_CHECK = ROOT / "post" / "browser_check.py"
 FIGURES = ROOT / "post" / "figures"
-FIGURE_NAMES = ("warp-tiles", "k-walk", "padding", "block-tile", "pipeline")
+FIGURE_NAMES = ("warp-tiles", "k-walk", "padding", "block-tile", "pipeline", "host-map", "banks",
+                "block-order", "ahead")
 DOCUMENTS = {
     "gemm.md": ROOT / "gemm.md",
     "sample.md": ROOT / "tests" / "fixtures" / "sample.md",
@@ -523,3 +524,18 @@ def test_the_kernel_comes_early_and_the_main_path_is_an_evening():
 def test_main_path_counts_what_it_should():
     sample = "# A\none\n<details>\nfolded\n</details>\n```cpp\n# not a heading\n```\n# Appendix B\nx\n"
     assert main_path(sample) == ["# A", "one", "```cpp", "# not a heading", "```"]
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in FIGURES.joinpath("src").glob("*.py")
+                                          if p.name != "svgfig.py"))
+def test_a_drawn_figure_is_what_its_script_draws(tmp_path, script):
+    """The figures drawn by a script are in the repository as the script draws them now."""
+    import shutil as sh
+    src = tmp_path / "figures" / "src"
+    sh.copytree(FIGURES / "src", src)
+    result = subprocess.run([sys.executable, str(src / script)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    made = [p for p in (tmp_path / "figures").glob("*.svg")]
+    assert len(made) == 1
+    assert made[0].read_text() == (FIGURES / made[0].name).read_text(), f"run python3 post/figures/src/{script}"
+    assert f"post/figures/{made[0].name}" in (ROOT / "gemm.md").read_text(encoding="utf-8")
