@@ -15,6 +15,15 @@ switched off or pointed at that proxy. Any request the page makes fails the
 "network" check (the page must need none); requests to the browser's own
 update and sign-in services are listed but not held against the page.
 
+The layout is measured too, at a phone's width and a desktop's (--widths,
+default 390 and 1200 CSS pixels): a copy of the page with a small script
+added reports, after load, how wide the page is, every <pre> and <table>
+wider than its box, and the width each figure is drawn at. The checks: no
+horizontal overflow of the page, no code block or table that scrolls
+sideways, and no text in a figure drawn smaller than MIN_FIGURE_TEXT_PX
+(the figure's smallest font size, scaled by its drawn width over its
+viewBox width).
+
 One line is printed per check; the exit status is 0 when all passed, 1 when
 one failed, 2 when the browser could not be run. With --screenshot, a second
 run saves a picture of the top of the page (--window-size, default 1200,2400).
@@ -52,6 +61,33 @@ BROWSER_OWN_HOSTS = ("update.googleapis.com", "clients1.google.com", "clients2.g
                      "content-autofill.googleapis.com", "redirector.gvt1.com",
                      "edgedl.me.gvt1.com", "dl.google.com")
 MIN_FIGURES = 3
+MIN_FIGURE_TEXT_PX = 9          # the smallest text a figure may be drawn with, in CSS pixels
+WIDTHS = (390, 1200)            # an iPhone's width, and a desktop browser's
+# The page is measured inside an <iframe> of the width wanted (a browser window
+# cannot be made as narrow as a phone), from a script of the page around it.
+MEASURE = """<!DOCTYPE html><html><head><meta charset="utf-8"></head><body style="margin:0">
+<iframe id="page" style="border:0" width="WIDTH" height="900" srcdoc="PAGE"></iframe>
+<script>
+document.getElementById("page").addEventListener("load", function () {
+  var doc = this.contentDocument, root = doc.documentElement,
+      out = {width: root.clientWidth, page: root.scrollWidth, pre: [], table: [], img: []};
+  var short = function (el) { return el.textContent.replace(/\\s+/g, " ").trim().slice(0, 50); };
+  doc.querySelectorAll("pre").forEach(function (el) {
+    if (el.scrollWidth > el.clientWidth + 1) out.pre.push(short(el));
+  });
+  doc.querySelectorAll("table").forEach(function (el) {
+    var r = el.getBoundingClientRect();
+    if (el.scrollWidth > el.clientWidth + 1 || r.left < -1 || r.right > root.clientWidth + 1)
+      out.table.push(short(el));
+  });
+  doc.querySelectorAll("img").forEach(function (el) { out.img.push(el.getBoundingClientRect().width); });
+  var pre = document.createElement("pre");
+  pre.id = "layout-metrics";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script></body></html>
+"""
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link",
         "meta", "param", "source", "track", "wbr"}
 
@@ -221,6 +257,89 @@ def svg_from_data_uri(uri):
         return None
 
 
+def svg_smallest_text(text):
+    """(smallest font size in the SVG's own units, viewBox width), or None if it has no text."""
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError:
+        return None
+    box = root.get("viewBox")
+    width = float(box.replace(",", " ").split()[2]) if box else float(str(root.get("width", "0")).rstrip("pt") or 0)
+    if box is None and str(root.get("width", "")).endswith("pt"):
+        width *= 1.0   # matplotlib: width in pt, drawn in the same units as its fonts
+    sizes = []
+
+    def walk(node, inherited):
+        size = inherited
+        if node.get("font-size"):
+            size = float(str(node.get("font-size")).rstrip("px").rstrip("pt"))
+        style = node.get("style") or ""
+        for piece in style.split(";"):
+            key, _, value = piece.partition(":")
+            key, value = key.strip(), value.strip()
+            if key == "font-size":
+                size = float(value.rstrip("px").rstrip("pt"))
+            elif key == "font":
+                for word in value.split():
+                    if word.endswith("px") or word.endswith("pt"):
+                        size = float(word[:-2])
+                        break
+        if node.tag.split("}")[-1] in ("text", "tspan") and (node.text or "").strip():
+            sizes.append(size)
+        for child in node:
+            walk(child, size)
+
+    walk(root, 16.0)
+    return (min(sizes), width) if sizes and width else None
+
+
+def measure_layout(browser, page, width, proxy_port, timeout):
+    """The page's layout at this width, as the MEASURE script reports it; None on failure."""
+    import html as htmllib
+    import json
+    text = page.read_text(encoding="utf-8")
+    host = MEASURE.replace("WIDTH", str(width)).replace("PAGE", htmllib.escape(text, quote=True))
+    with tempfile.TemporaryDirectory(prefix="layout-") as folder:
+        copy = pathlib.Path(folder) / "measure.html"
+        copy.write_text(host, encoding="utf-8")
+        rc, dom, _ = run_browser(browser, ["--dump-dom", f"--window-size={width + 100},1000",
+                                           "--virtual-time-budget=8000", copy.as_uri()],
+                                 proxy_port, timeout)
+    start = dom.find('<pre id="layout-metrics">')
+    if rc != 0 or start < 0:
+        return None
+    end = dom.find("</pre>", start)
+    return json.loads(htmllib.unescape(dom[start + len('<pre id="layout-metrics">'):end]))
+
+
+def check_layout(root, layouts):
+    """Checks of the layouts measured at each width: overflow, and figure text size."""
+    results = []
+    texts = [svg_smallest_text(svg_from_data_uri(img.attrs.get("src", "")) or "") for img in root.iter("img")]
+    for width, m in layouts:
+        if m is None:
+            results.append((False, f"layout at {width}px", "the browser reported no measurements"))
+            continue
+        results.append((m["page"] <= m["width"], f"page width at {width}px",
+                        f"{m['page']}px of content in a {m['width']}px window"))
+        results.append((not m["pre"], f"code blocks at {width}px",
+                        "none scrolls sideways" if not m["pre"] else
+                        f"{len(m['pre'])} scroll sideways, the first: {m['pre'][0]!r}"))
+        results.append((not m["table"], f"tables at {width}px",
+                        "all fit" if not m["table"] else
+                        f"{len(m['table'])} do not fit, the first: {m['table'][0]!r}"))
+        small = []
+        for drawn, found in zip(m["img"], texts):
+            if found:
+                px = found[0] * drawn / found[1]
+                if px < MIN_FIGURE_TEXT_PX:
+                    small.append(f"{px:.1f}px")
+        results.append((not small, f"figure text at {width}px",
+                        f"all at least {MIN_FIGURE_TEXT_PX}px" if not small else
+                        f"{len(small)} figures have smaller text: {', '.join(small)}"))
+    return results
+
+
 def svg_parses(text):
     try:
         root = ET.fromstring(text)
@@ -317,6 +436,8 @@ def main(argv=None):
     ap.add_argument("--dark", action="store_true",
                     help="screenshot with the dark colour scheme")
     ap.add_argument("--timeout", type=float, default=90, help="seconds per browser run")
+    ap.add_argument("--widths", default=",".join(map(str, WIDTHS)), metavar="W1,W2",
+                    help="window widths at which to measure the layout (default %(default)s)")
     args = ap.parse_args(argv)
 
     page = pathlib.Path(args.html)
@@ -338,6 +459,8 @@ def main(argv=None):
             print(f"browser_check: {browser} --dump-dom failed ({why})", file=sys.stderr)
             print(err[-2000:], file=sys.stderr)
             return 2
+        layouts = [(int(w), measure_layout(browser, page, int(w), proxy.port, args.timeout))
+                   for w in args.widths.split(",") if w.strip()]
         shot_ok = True
         if args.screenshot:
             shot = pathlib.Path(args.screenshot).resolve()
@@ -351,7 +474,9 @@ def main(argv=None):
     finally:
         proxy.close()
 
-    results = check_dom(parse(dom), proxy.requests, own_host=f"127.0.0.1:{proxy.port}")
+    tree = parse(dom)
+    results = check_dom(tree, proxy.requests, own_host=f"127.0.0.1:{proxy.port}")
+    results += check_layout(tree, layouts)
     if args.screenshot:
         results.append((shot_ok, "screenshot", str(shot) if shot_ok
                         else f"not written ({err.strip()[-300:]})"))

@@ -427,6 +427,30 @@ def test_browser_check_catches_a_bad_page(tmp_path):
     assert "remote.example" in out
 
 
+def test_browser_check_measures_the_layout(tmp_path):
+    """Code that scrolls, a table wider than a phone and a figure with tiny text all fail;
+    the measurements are taken at a phone's width, narrower than a browser window can be."""
+    if browser_check.find_browser() is None:
+        pytest.skip(NO_BROWSER)
+    tiny = ('<svg xmlns="http://www.w3.org/2000/svg" width="800" height="100" viewBox="0 0 800 100">'
+            '<title>t</title><text x="10" y="50" font-size="8">tiny</text></svg>')
+    data = "data:image/svg+xml;base64," + base64.b64encode(tiny.encode()).decode()
+    page = tmp_path / "wide.html"
+    page.write_text('<!DOCTYPE html><html><head><title>Wide</title></head><body>'
+                    '<pre style="white-space: pre; overflow-x: auto">' + "x" * 300 + '</pre>'
+                    '<table><tr>' + "<td>123456789</td>" * 12 + '</tr></table>'
+                    f'<figure><img src="{data}" style="width: 100%" alt="tiny"></figure>'
+                    '</body></html>', encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(BROWSER_CHECK), str(page), "--widths", "390"],
+                          capture_output=True, text=True, timeout=400)
+    out = proc.stdout
+    assert proc.returncode == 1, out + proc.stderr
+    assert "ok    page width at 390px: " in out or "FAIL  page width at 390px" in out
+    for name in ("code blocks at 390px", "tables at 390px", "figure text at 390px"):
+        assert f"FAIL  {name}" in out, out
+    assert "390px window" in out
+
+
 # ---- the figures ----
 
 @pytest.mark.parametrize("name", FIGURE_NAMES)
