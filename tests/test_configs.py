@@ -605,3 +605,24 @@ def test_wmma_alignment_rules_the_post_relies_on(gemm_cu, nvcc, defines, tmp_pat
     assert any(re.fullmatch(r"[UI]8_IN_I32_OUT-(32x8x16|8x32x16)-\d\d", n) for n in memchecked)
     post = (REPO / "gemm.md").read_text(encoding="utf-8")
     assert "### A rule we bend, and why it holds" in post
+
+
+def test_cublas_probe_reads_an_initialised_c(gemm_cu):
+    """The first cuBLAS call computes alpha*AB + beta*C into cuBLAS's own C: that buffer must
+    hold C (copied from the pristine one) before it, not whatever cudaMalloc left there."""
+    source = gemm_cu.read_text()
+    body = source[source.index("static Run run_gpu("):]
+    allocate = body.index("cudaMalloc(&dCc")
+    fill = body.index("cudaMemcpy(dCc, g.C0")
+    probe = body.index("cublas_gemm(&g, dCc)")
+    assert allocate < fill < probe
+
+
+def test_the_plan_and_its_figure_agree_on_the_step_along_k(macros, gemm_cu, defines, evaluate):
+    """The figure of the block tile shows the shipped BLOCK_K for half; the text computes with the
+    first version's, and says which is which."""
+    text = (REPO / "gemm.md").read_text(encoding="utf-8")
+    shipped = evaluate(macros(gemm_cu, defines("F16_IN_F32_OUT", None, 0, 1), ["BLOCK_K"])["BLOCK_K"],
+                       {"in_t": 2})
+    assert f"(`BLOCK_K` = {shipped}, as shipped)" in text
+    assert f"doubles it to the figure's {shipped}" in text
