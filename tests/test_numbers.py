@@ -91,7 +91,7 @@ CLAIMS = [
     ("A few per cent: 29.5 to 31.4 eTOPS", [("29.5", S[(F16, 0, "simple")]), ("31.4", S[(F16, 1, "simple")])]),
     ("transposed B is slower, 20.7 against 15.5 eTOPS",
      [("20.7", S[(TF32, 0, "simple")]), ("15.5", S[(TF32, 1, "simple")])]),
-    ("advantage at $10000^3$ is gone (28.4 against 29.5 eTOPS)",
+    ("and the advantage is gone (28.4 against 29.5 eTOPS)",
      [("28.4", ALL[(F16, 0, "simple", 10000)]), ("29.5", S[(F16, 0, "simple")])]),
     # the worklog: the steps the prose quotes
     ("*Measured: 31 → 135, 4.3×.*", [("31", W[("simple", "step", "simple", F16)]), ("135", step("tile", F16)),

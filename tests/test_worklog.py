@@ -522,3 +522,18 @@ def test_make_sweep_runs_in_the_test_environment():
     assert result.returncode == 0, result.stderr
     command = [l for l in result.stdout.splitlines() if "sweep.py run" in l]
     assert command and command[-1].startswith(".venv/bin/python "), result.stdout
+
+
+def test_the_code_excerpts_of_the_steps_are_made_from_the_code():
+    """Each diff in the post is what scripts/excerpts.py makes from gemm.md and worklog/ now."""
+    import tempfile
+    document = (REPO / "gemm.md").read_text(encoding="utf-8")
+    assert document.count("<!-- excerpt:") == 2 * 5
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(folder) / "post.md"
+        copy.write_text(document.replace("+        load_fragments(f, stage, p", "+        load(f, stage, p"),
+                        encoding="utf-8")
+        result = subprocess.run([sys.executable, "scripts/excerpts.py", "--into", str(copy)], cwd=REPO,
+                                capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        assert copy.read_text(encoding="utf-8") == document

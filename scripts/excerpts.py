@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""The worklog's code changes, shown in the post as diffs made from the code itself.
+
+    python3 scripts/excerpts.py [--into gemm.md]
+
+Each step of the worklog whose code changed has its code kept whole: the
+earlier version in a change file of worklog/, the later one in gemm.md or in
+the next change file. This script takes the named fragment each step
+changed from both places and writes a unified diff of the two between the
+markers <!-- excerpt:NAME:begin --> and <!-- excerpt:NAME:end --> of the
+post, so the excerpts are never typed by hand and always show the code that
+builds. Without --into the diffs are printed. Standard library only.
+"""
+
+import argparse
+import difflib
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+import tangle  # noqa: E402
+
+# name: (fragment, where it was before, where it is after). A place is gemm.md or a change file.
+EXCERPTS = {
+    "step3": ("The main loop", "worklog/one-stage.md", "worklog/loads-then-multiplies.md"),
+    "step3-copy": ("Copying 16 bytes", "worklog/one-stage.md", "gemm.md"),
+    "step5": ("Applying the epilogue", "worklog/direct-epilogue.md", "gemm.md"),
+    "step7": ("Loading a fragment from shared memory", "worklog/compilers-load.md", "gemm.md"),
+    "step11": ("The main loop", "worklog/loads-then-multiplies.md", "gemm.md"),
+}
+
+
+def fragment(path, name):
+    """The lines of the named fragment in a Markdown file, its continuations joined."""
+    problems = []
+    pieces = tangle.read_chunks((REPO / path).read_text(encoding="utf-8"), path, problems)
+    lines = [line for chunk, _, _, body in pieces if chunk == name for line in body]
+    if not lines:
+        raise ValueError(f"{path} has no fragment <<{name}>>")
+    return lines
+
+
+def excerpt(name):
+    chunk, before, after = EXCERPTS[name]
+    diff = difflib.unified_diff(fragment(before, chunk), fragment(after, chunk),
+                                f"{before}: <<{chunk}>>", f"{after}: <<{chunk}>>", n=2, lineterm="")
+    return "```diff\n" + "\n".join(diff) + "\n```\n"
+
+
+def insert(document, name, text):
+    opening, closing = f"<!-- excerpt:{name}:begin -->", f"<!-- excerpt:{name}:end -->"
+    begin, end = document.find(opening), document.find(closing)
+    if begin < 0 or end < begin:
+        raise ValueError(f"the markers {opening} and {closing} are missing or out of order")
+    return document[:begin + len(opening)] + "\n" + text + document[end:]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--into", help="replace the excerpts between their markers in this file")
+    args = parser.parse_args(argv)
+    try:
+        made = {name: excerpt(name) for name in EXCERPTS}
+        if not args.into:
+            for name, text in made.items():
+                sys.stdout.write(f"{name}:\n{text}\n")
+            return 0
+        path = Path(args.into)
+        document = path.read_text(encoding="utf-8")
+        for name, text in made.items():
+            document = insert(document, name, text)
+        path.write_text(document, encoding="utf-8")
+    except (OSError, ValueError) as error:
+        print(f"excerpts.py: error: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
+        return 1
+    print(f"excerpts.py: excerpts written into {args.into}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
