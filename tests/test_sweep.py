@@ -493,3 +493,11 @@ def test_tick_sizes_skip_crowded_labels():
     assert 2048 in shown and 3000 not in shown and 10000 not in shown
     assert sweep.tick_sizes([256, 3000, 16384]) == [256, 3000, 16384]
     assert sweep.tick_sizes([1000]) == [1000]
+
+
+def test_no_script_shadows_a_standard_module():
+    """scripts/ is first on sys.path when a script runs: a file named like a standard module
+    (numbers.py once) breaks numpy, and with it the sweep's plot."""
+    import sys as _sys
+    names = {p.stem for p in (REPO / "scripts").glob("*.py")}
+    assert not names & set(_sys.stdlib_module_names), names & set(_sys.stdlib_module_names)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The post's tables of measured numbers that come from the sweep, made from results/.
 
-    python3 scripts/numbers.py [--into gemm.md]
+    python3 scripts/post_tables.py [--into gemm.md]
 
 Two tables, each between its markers in the post:
 
@@ -87,9 +87,9 @@ def main(argv=None):
             document = worklog.insert_table(document, text, name)
         path.write_text(document, encoding="utf-8")
     except (OSError, ValueError, KeyError) as error:
-        print(f"numbers.py: error: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
+        print(f"post_tables.py: error: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
         return 1
-    print(f"numbers.py: tables written into {args.into}")
+    print(f"post_tables.py: tables written into {args.into}")
     return 0
 
 
