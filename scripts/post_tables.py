@@ -9,7 +9,7 @@ Two tables, each between its markers in the post:
   8192^3 for every type pair, B plain / B transposed, from the sweep CSV;
 - <!-- jetson:begin --> ... <!-- jetson:end -->: the kernel of GEMM on Jetson
   beside this post's simple kernel, from results/gemm-on-jetson-*.csv and the
-  sweep CSV.
+  sweep of the same day.
 
 Without --into the tables are printed. The worklog's tables (steps, ceiling,
 parts) are made by scripts/worklog.py table. Standard library only.
@@ -25,7 +25,8 @@ import sweep  # noqa: E402
 import worklog  # noqa: E402
 
 REPO = sweep.REPO
-SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-22.csv"
+SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-23.csv"          # the results chapter
+JETSON_DAY_SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-22.csv"  # the day GEMM on Jetson was run
 JETSON = "results/gemm-on-jetson-h100-2026-11-22.csv"
 SIZE = 8192
 
@@ -67,8 +68,8 @@ def jetson_table(jetson, cells):
 
 
 def tables():
-    cells = sweep_cells()
-    return {"at8192": at_size_table(cells), "jetson": jetson_table(jetson_cells(), cells)}
+    return {"at8192": at_size_table(sweep_cells()),
+            "jetson": jetson_table(jetson_cells(), sweep_cells(JETSON_DAY_SWEEP))}
 
 
 def main(argv=None):
