@@ -19,7 +19,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
 import tangle  # noqa: E402
+import worklog  # noqa: E402
 
 # name: (fragment, where it was before, where it is after). A place is gemm.md or a change file.
 EXCERPTS = {
@@ -48,35 +50,16 @@ def excerpt(name):
     return "```diff\n" + "\n".join(diff) + "\n```\n"
 
 
-def insert(document, name, text):
-    opening, closing = f"<!-- excerpt:{name}:begin -->", f"<!-- excerpt:{name}:end -->"
-    begin, end = document.find(opening), document.find(closing)
-    if begin < 0 or end < begin:
-        raise ValueError(f"the markers {opening} and {closing} are missing or out of order")
-    return document[:begin + len(opening)] + "\n" + text + document[end:]
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--into", help="replace the excerpts between their markers in this file")
     args = parser.parse_args(argv)
     try:
-        made = {name: excerpt(name) for name in EXCERPTS}
-        if not args.into:
-            for name, text in made.items():
-                sys.stdout.write(f"{name}:\n{text}\n")
-            return 0
-        path = Path(args.into)
-        document = path.read_text(encoding="utf-8")
-        for name, text in made.items():
-            document = insert(document, name, text)
-        path.write_text(document, encoding="utf-8")
+        made = {f"excerpt:{name}": excerpt(name) for name in EXCERPTS}
     except (OSError, ValueError) as error:
         print(f"excerpts.py: error: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
         return 1
-    print(f"excerpts.py: excerpts written into {args.into}")
-    return 0
-
+    return worklog.fill_markers("excerpts.py", made, args.into, "excerpts")
 
 if __name__ == "__main__":
     sys.exit(main())

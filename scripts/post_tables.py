@@ -78,21 +78,10 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         made = tables()
-        if not args.into:
-            for name, text in made.items():
-                sys.stdout.write(f"{name}:\n{text}\n")
-            return 0
-        path = Path(args.into)
-        document = path.read_text(encoding="utf-8")
-        for name, text in made.items():
-            document = worklog.insert_table(document, text, name)
-        path.write_text(document, encoding="utf-8")
     except (OSError, ValueError, KeyError) as error:
         print(f"post_tables.py: error: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
         return 1
-    print(f"post_tables.py: tables written into {args.into}")
-    return 0
-
+    return worklog.fill_markers("post_tables.py", made, args.into)
 
 if __name__ == "__main__":
     sys.exit(main())

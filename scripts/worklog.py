@@ -308,6 +308,26 @@ def insert_table(document, table, name="worklog"):
     return document[:begin + len(opening)] + "\n" + table + document[end:]
 
 
+def fill_markers(prog, made, into, what="tables"):
+    """The command-line end of a script that makes parts of the post: print `made` ({name: text}),
+    or, with `into`, put each between its markers in that file. Returns the exit status."""
+    try:
+        if not into:
+            for name, text in made.items():
+                sys.stdout.write(f"{name}:\n{text}\n")
+            return 0
+        path = Path(into)
+        document = path.read_text(encoding="utf-8")
+        for name, text in made.items():
+            document = insert_table(document, text, name)
+        path.write_text(document, encoding="utf-8")
+    except (OSError, ValueError, KeyError) as error:
+        print(f"{prog}: error: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
+        return 1
+    print(f"{prog}: {what} written into {into}")
+    return 0
+
+
 def table(args):
     meta, rows = read_worklog(args.csv)
     meta.setdefault("file", os.path.relpath(args.csv, REPO) if Path(args.csv).is_absolute()

@@ -465,35 +465,23 @@ def test_a_named_fragment_compiles_with_errors_pointing_into_the_markdown(tmp_pa
     assert f"doc.md:{wrong}:" in result.stderr
 
 
-def test_undefined_fragment(tmp_path):
-    doc = "```cpp\nint a;\n<<Missing piece>>\n```\n"
-    expect_error(tmp_path, doc, 3, "undefined fragment <<Missing piece>>")
+FRAGMENT_ERRORS = {
+    "undefined": ("```cpp\nint a;\n<<Missing piece>>\n```\n", 3, "undefined fragment <<Missing piece>>"),
+    "unused": ("```cpp\nint a;\n```\n\n```{.cpp chunk=\"Orphan\"}\nint b;\n```\n", 5,
+               "fragment <<Orphan>> is never used"),
+    "recursive": ("```cpp\n<<A>>\n```\n\n```{.cpp chunk=\"A\"}\n<<B>>\n```\n\n"
+                  "```{.cpp chunk=\"B\"}\nint b;\n<<A>>\n```\n", 11, "includes itself (A -> B -> A)"),
+    "includes itself": ("```cpp\n<<A>>\n```\n\n```{.cpp chunk=\"A\"}\nint a;\n<<A>>\n```\n", 7,
+                        "includes itself (A -> A)"),
+    "unterminated": ("```cpp\n<<A>>\n```\n\n```{.cpp chunk=\"A\"}\nint a;\n", 5, "unterminated code fence"),
+    "empty name": ("```cpp\nint a;\n```\n\n```{.cpp chunk=\"  \"}\nint b;\n```\n", 5, "empty fragment name"),
+}
 
 
-def test_unused_fragment(tmp_path):
-    doc = "```cpp\nint a;\n```\n\n```{.cpp chunk=\"Orphan\"}\nint b;\n```\n"
-    expect_error(tmp_path, doc, 5, "fragment <<Orphan>> is never used")
-
-
-def test_recursive_fragment(tmp_path):
-    doc = ("```cpp\n<<A>>\n```\n\n```{.cpp chunk=\"A\"}\n<<B>>\n```\n\n"
-           "```{.cpp chunk=\"B\"}\nint b;\n<<A>>\n```\n")
-    expect_error(tmp_path, doc, 11, "includes itself (A -> B -> A)")
-
-
-def test_fragment_that_includes_itself_directly(tmp_path):
-    doc = "```cpp\n<<A>>\n```\n\n```{.cpp chunk=\"A\"}\nint a;\n<<A>>\n```\n"
-    expect_error(tmp_path, doc, 7, "includes itself (A -> A)")
-
-
-def test_unterminated_named_fragment(tmp_path):
-    doc = "```cpp\n<<A>>\n```\n\n```{.cpp chunk=\"A\"}\nint a;\n"
-    expect_error(tmp_path, doc, 5, "unterminated code fence")
-
-
-def test_empty_fragment_name(tmp_path):
-    doc = "```cpp\nint a;\n```\n\n```{.cpp chunk=\"  \"}\nint b;\n```\n"
-    expect_error(tmp_path, doc, 5, "empty fragment name")
+@pytest.mark.parametrize("case", FRAGMENT_ERRORS)
+def test_fragment_errors_name_their_line(tmp_path, case):
+    doc, line, words = FRAGMENT_ERRORS[case]
+    expect_error(tmp_path, doc, line, words)
 
 
 def test_a_fragment_used_twice_is_expanded_twice(tmp_path):
