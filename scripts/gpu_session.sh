@@ -8,12 +8,13 @@
 #                                         every step of the worklog at 8192^3 (worklog.py run)
 #   bash scripts/gpu_session.sh parts     the measurement builds of the shipped kernel
 #   bash scripts/gpu_session.sh sweep     the sweep's measurements (sweep.py run; report elsewhere)
+#   bash scripts/gpu_session.sh tiles     every tile of every pair over the sweep's sizes (tiles_gpu.sh)
 #
 # Each piece first prints the GPU, its clocks and the commit, so that the
 # logs say where and on what they were measured.
 set -u
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { echo "usage: bash scripts/gpu_session.sh check|worklog|parts|sweep [ARGS]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bash scripts/gpu_session.sh check|worklog|parts|sweep|tiles [ARGS]" >&2; exit 2; }
 piece=$1
 shift
 . scripts/gpu_env.sh gpu_session
@@ -31,5 +32,6 @@ case $piece in
     worklog) python3 scripts/worklog.py run "$@" --out "$OUT" 2>&1 | tee "$OUT/worklog.txt" ;;
     parts)   python3 scripts/worklog.py run --no-steps --parts all --out "$OUT" 2>&1 | tee "$OUT/parts.txt" ;;
     sweep)   python3 scripts/sweep.py run "$@" --out "$OUT" 2>&1 | tee "$OUT/sweep.txt" ;;
+    tiles)   OUT=$OUT bash scripts/tiles_gpu.sh "$@" 2>&1 | tee "$OUT/tiles.txt" ;;
     *)       echo "gpu_session: no piece called '$piece'" >&2; exit 2 ;;
 esac
