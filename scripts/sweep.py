@@ -2,7 +2,7 @@
 """Sweep ./gemm over type pairs, layouts and sizes; tabulate and plot the result.
 
     python3 scripts/sweep.py run [--sizes 256,512,...] [--types T1,T2] [--quick] [--out results]
-                                 [--build-dir build/sweep]
+                                 [--build-dir build/sweep] [--smem-cap KIB]
     python3 scripts/sweep.py report results/X.csv
 
 `run` needs a machine with an NVIDIA GPU and the CUDA toolkit. It tangles
@@ -518,12 +518,13 @@ def tail(text, lines=15):
     return "\n".join("    " + line for line in text.strip().splitlines()[-lines:])
 
 
-def csv_path_for(out_dir, gpu, date):
-    """results/<gpu-slug>-<date>.csv, or -2, -3, ... so that an earlier sweep that day survives."""
-    path = out_dir / f"{slug(gpu)}-{date}.csv"
+def csv_path_for(out_dir, gpu, date, smem_cap=None):
+    """results/<gpu-slug>-<date>[-smemK].csv, or -2, -3, ... so that an earlier sweep that day survives."""
+    stem = f"{slug(gpu)}-{date}" + (f"-smem{smem_cap}" if smem_cap else "")
+    path = out_dir / f"{stem}.csv"
     n = 2
     while path.exists():
-        path = out_dir / f"{slug(gpu)}-{date}-{n}.csv"
+        path = out_dir / f"{stem}-{n}.csv"
         n += 1
     return path
 
@@ -573,7 +574,7 @@ def run(args):
     revision = command_output(["git", "describe", "--always", "--dirty"])
     date = datetime.date.today().isoformat()
     args.out.mkdir(parents=True, exist_ok=True)
-    out_path = csv_path_for(args.out, gpu, date)
+    out_path = csv_path_for(args.out, gpu, date, args.smem_cap)
     command = shlex.join(getattr(sys, "orig_argv", [sys.executable] + sys.argv))
 
     # Rows are written as they come, so that a sweep cut short still leaves its data.
@@ -581,6 +582,8 @@ def run(args):
         out.write(f"# gpu: {gpu}\n# compute capability: {cc[:-1]}.{cc[-1]}\n# driver: {driver}\n")
         out.write(f"# cuda: {release[0].strip() if release else 'unknown'}\n")
         out.write(f"# date: {date}\n# command: {command}\n")
+        if args.smem_cap:
+            out.write(f"# smem cap: {args.smem_cap} KiB of shared memory per block (--smem-cap)\n")
         if revision:
             out.write(f"# source: gemm.md at {revision}\n")
         out.write(header + "\n")
@@ -593,6 +596,8 @@ def run(args):
             for n, (type_pair, tb, size) in enumerate(runs, 1):
                 cmd = [str(build / f"{type_pair}-{tb}"), str(size), str(size), str(size), "--csv",
                        "--verify=sample", "--warmup", str(WARMUP), "--repeat", str(repeats_for(size))]
+                if args.smem_cap:
+                    cmd.append(f"--smem-cap={args.smem_cap}")
                 began = time.monotonic()
                 try:
                     result = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT)
@@ -682,6 +687,9 @@ def main(argv=None):
                        help="comma-separated type pairs (default: all)")
     p_run.add_argument("--out", type=Path, default=REPO / "results",
                        help="folder for the CSV, table and plot (default: results/ of this repository)")
+    p_run.add_argument("--smem-cap", type=int, default=None, metavar="KIB",
+                       help="let ./gemm's choice of tile use at most KIB KiB of shared memory per "
+                            "block (99: what GeForce cards offer)")
     p_run.add_argument("--build-dir", type=Path, default=BUILD,
                        help=f"folder for the tangled source and the binaries (default: {BUILD})")
 
