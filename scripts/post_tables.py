@@ -9,7 +9,10 @@ Two tables, each between its markers in the post:
   8192^3 for every type pair, B plain / B transposed, from the sweep CSV;
 - <!-- jetson:begin --> ... <!-- jetson:end -->: the kernel of GEMM on Jetson
   beside this post's simple kernel, from results/gemm-on-jetson-*.csv and the
-  sweep of the same day.
+  sweep of the same day;
+- <!-- tiles:begin --> ... <!-- tiles:end -->: every tile of the half / float
+  pair, each forced, as a share of cuBLAS at a few sizes, from the measurement
+  of every tile (scripts/tiles_gpu.sh).
 
 Without --into the tables are printed. The worklog's tables (steps, ceiling,
 parts) are made by scripts/worklog.py table. Standard library only.
@@ -29,6 +32,9 @@ SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-23.csv"          # the results ch
 JETSON_DAY_SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-22.csv"  # the day GEMM on Jetson was run
 JETSON = "results/gemm-on-jetson-h100-2026-11-22.csv"
 SIZE = 8192
+TILES = "results/nvidia-h100-80gb-hbm3-2026-11-23-tiles.csv"      # every tile, each forced
+TILES_PAIR = "F16_IN_F32_OUT"
+TILES_SIZES = [256, 1024, 2048, 3000, 8192]
 
 
 def sweep_cells(path=SWEEP, size=SIZE):
@@ -67,8 +73,31 @@ def jetson_table(jetson, cells):
     return "\n".join(lines) + "\n"
 
 
+def tile_shares(path=TILES, type_pair=TILES_PAIR):
+    """{(tile, size): tiled / cuBLAS in per cent, and ("simple", size)} for one pair."""
+    _, rows = sweep.read_csv(REPO / path)
+    cublas = {r["M"]: r["etops"] for r in rows if r["type"] == type_pair and r["impl"] == "cublas"}
+    return {(r["tile"] or r["impl"], r["M"]): 100 * r["etops"] / cublas[r["M"]] for r in rows
+            if r["type"] == type_pair and r["impl"] in ("tiled", "simple")}
+
+
+def tiles_table(shares):
+    names = list(dict.fromkeys(t for t, _ in shares if t != "simple"))
+    lines = ["| tile | " + " | ".join(f"{n}³" for n in TILES_SIZES) + " |",
+             "|---|" + "---:|" * len(TILES_SIZES)]
+    best = {n: max(v for (t, m), v in shares.items() if m == n and t != "simple") for n in TILES_SIZES}
+    for name in names + ["simple"]:
+        cells = []
+        for n in TILES_SIZES:
+            v = shares.get((name, n))
+            cells.append(sweep.MISSING if v is None else f"**{v:.0f}**" if v == best[n] else f"{v:.0f}")
+        label = "simple kernel" if name == "simple" else f"`{name}`"
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def tables():
-    return {"at8192": at_size_table(sweep_cells()),
+    return {"at8192": at_size_table(sweep_cells()), "tiles": tiles_table(tile_shares()),
             "jetson": jetson_table(jetson_cells(), sweep_cells(JETSON_DAY_SWEEP))}
 
 

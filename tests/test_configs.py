@@ -52,6 +52,9 @@ NEWER_GPU = "needs a newer GPU"
 
 # The kernels of gemm.md: the simple one, the tiled one and the WMMA ceiling.
 KERNELS = ["gemm_simple", "gemm_tiled", "wmma_ceiling"]
+# The rows of gemm.md's TILES for each pair: the tiled kernel is compiled once for each.
+TILE_COUNTS = {"F16_IN_F32_OUT": 5, "F16_IN_OUT": 5, "BF16_IN_F32_OUT": 5, "I8_IN_I32_OUT": 3,
+               "U8_IN_I32_OUT": 3, "TF32_IN_F32_OUT": 3, "F64_IN_OUT": 2}
 
 
 def test_the_tables_here_are_the_tables_of_the_post():
@@ -103,8 +106,11 @@ def test_valid_configuration_compiles_its_kernel(device_builds, config):
     entries = ptx_entries(ptx)
     for kernel in KERNELS:
         body = [text for name, text in entries.items() if kernel in name]
-        assert len(body) == 1, f"{kernel}: {len(body)} entries in the PTX"
-        assert "wmma.mma.sync" in body[0], f"{kernel} has no WMMA multiply"
+        # One simple kernel; one tiled kernel per tile, every one of which fits sm_90.
+        assert len(body) == (1 if kernel == "gemm_simple" else TILE_COUNTS[type_pair]), \
+            f"{kernel}: {len(body)} entries in the PTX"
+        for text in body:
+            assert "wmma.mma.sync" in text, f"{kernel} has no WMMA multiply"
     mmas = set(re.findall(r"wmma\.mma\.sync\.aligned\.([a-z0-9.]+)", ptx))
     assert mmas, "no WMMA multiply in the PTX"
     m, n, k = shape.split("x")
@@ -124,10 +130,11 @@ def ptx_entries(ptx):
     return {re.match(r"[\w$]+", part).group(0): part for part in parts}
 
 
-def tiled_ptx(cubin):
-    """The PTX of gemm_tiled in a cubin built by the nvcc fixture."""
+def tiled_ptx(cubin, tile=0):
+    """The PTX of gemm_tiled for one tile (the first: the worklog's) in a cubin built by the
+    nvcc fixture."""
     entries = ptx_entries(cubin.with_suffix(".ptx").read_text())
-    tiled = [text for name, text in entries.items() if "gemm_tiled" in name]
+    tiled = [text for name, text in entries.items() if f"gemm_tiledILi{tile}E" in name]
     assert len(tiled) == 1
     return tiled[0]
 
