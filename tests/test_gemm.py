@@ -73,25 +73,25 @@ def shape_option(config):
 
 
 @pytest.fixture(scope="module")
-def block_tile(gemm_cu, macros, evaluate, defines):
-    """block_tile(config): (BLOCK_M, BLOCK_N, BLOCK_K) of that build, read from gemm.md.
-
-    The host preprocessor expands the three macros with the build's own -D
-    options; sizeof(in_t) is the pair's input size. Nothing here knows the
-    values, so the defaults in gemm.md can change without touching the tests.
-    """
-    cache = {}
-
+def block_tile(binaries):
+    """block_tile(config): (BLOCK_M, BLOCK_N, BLOCK_K) of the worklog's tile of that build,
+    the first row of its tiles as --plan lists them."""
     def lookup(config):
-        if config not in cache:
-            type_pair, _, ta, tb = config
-            names = ["BLOCK_M", "BLOCK_N", "BLOCK_K"]
-            text = macros(gemm_cu, defines(type_pair, shape_option(config), ta, tb), names)
-            sizes = {"in_t": INPUT_BYTES[INPUT_KIND[type_pair]]}
-            cache[config] = tuple(evaluate(text[n], sizes) for n in names)
-        return cache[config]
-
+        return plan_of(binaries, config, 1, 1, 1)[2][0]
     return lookup
+
+
+def plan_of(binaries, config, m, n, k):
+    """(chosen tile, padded sizes, every tile) from --plan=h100, tiles as (M, N, K) sides."""
+    result, exe = binaries[config]
+    assert result.returncode == 0, result.stderr
+    out = subprocess.run([str(exe), str(m), str(n), str(k), "--plan=h100"], capture_output=True,
+                         text=True, timeout=60).stdout
+    tiles = [tuple(int(x) for x in t.split("x")) for t in re.findall(r"(?m)^  (\d+x\d+x\d+) ", out)]
+    chosen = re.search(r"Chosen: (\d+)x(\d+)x(\d+); the problem is padded to (\d+) x (\d+) x (\d+)", out)
+    assert chosen and tiles, out
+    numbers = tuple(int(x) for x in chosen.groups())
+    return numbers[:3], numbers[3:], tiles
 
 
 def padded_sizes(stdout):
@@ -370,23 +370,21 @@ def test_scalars_are_held_as_the_accumulator_holds_them(gemm):
 # ---------------------------------------------------------------- padding to block tiles
 
 @pytest.mark.parametrize("config", BUILDS, ids=build_id)
-def test_padding_is_to_whole_block_tiles(gemm, config, block_tile):
-    """The sides are padded to the tiled kernel's block tile: 1 x 1 x 1 pads to one whole
-    block tile, a block tile stays as it is, one more element takes a second one."""
+def test_padding_is_to_whole_block_tiles(binaries, config):
+    """The sides are padded to the chosen tile: 1 x 1 x 1 pads to one whole block tile of it,
+    a block tile stays as it is, one more element takes a second one."""
     type_pair = config[0]
     wm, wn, wk = tile(config[1])
-    bm, bn, bk = block_tile(config)
-    # What gemm.md's static_asserts demand of a block tile.
-    assert bm % wm == 0 and bn % wn == 0 and bk % wk == 0, (bm, bn, bk)
-    assert bk * INPUT_BYTES[INPUT_KIND[type_pair]] % 16 == 0, bk
-
-    ones = gemm(config, "--cpu-only", 1, 1, 1)
-    assert ones.returncode == 0, ones.stderr
-    assert padded_sizes(ones.stdout) == (max(bm, 16), max(bn, 16), max(bk, 16))
-    for sizes in [(bm, bn, bk), (bm + 1, bn + 1, bk + 1), (2 * bm - 1, 3, 2 * bk + 5)]:
-        result = gemm(config, "--cpu-only", "--verify=off", *sizes)
-        assert result.returncode == 0, result.stderr
-        check_padding(sizes, padded_sizes(result.stdout), config, (bm, bn, bk))
+    for bm, bn, bk in plan_of(binaries, config, 1, 1, 1)[2]:
+        # What gemm.md's static_asserts demand of a block tile.
+        assert bm % wm == 0 and bn % wn == 0 and bk % wk == 0, (bm, bn, bk)
+        assert bk * INPUT_BYTES[INPUT_KIND[type_pair]] % 16 == 0, bk
+    chosen, padded_to, _ = plan_of(binaries, config, 1, 1, 1)
+    assert padded_to == tuple(max(side, 16) for side in chosen)
+    bm, bn, bk = chosen
+    for sizes in [(bm, bn, bk), (bm + 1, bn + 1, bk + 1), (2 * bm - 1, 3, 2 * bk + 5), (3000, 1000, 77)]:
+        chosen, padded_to, _ = plan_of(binaries, config, *sizes)
+        check_padding(sizes, padded_to, config, chosen)
 
 
 def test_block_tile_depends_on_the_type_pair_only(block_tile):
@@ -404,11 +402,16 @@ def test_block_tile_depends_on_the_type_pair_only(block_tile):
 
 
 @pytest.mark.parametrize("config", PLAIN, ids=build_id)
-def test_padding_is_the_same_for_every_transpose(gemm, config):
-    runs = [gemm((config[0], config[1], ta, tb), "--cpu-only", "--verify=off", 37, 41, 29)
-            for ta in (0, 1) for tb in (0, 1)]
-    assert all(run.returncode == 0 for run in runs)
-    assert len({padded_sizes(run.stdout) for run in runs}) == 1
+def test_padding_is_the_same_for_every_transpose(binaries, config):
+    plans = [plan_of(binaries, (config[0], config[1], ta, tb), 37, 41, 29)[:2]
+             for ta in (0, 1) for tb in (0, 1)]
+    assert len(set(plans)) == 1
+
+
+@pytest.mark.parametrize("config", [F16, I8], ids=build_id)
+def test_nothing_is_padded_for_the_cpu(gemm, config):
+    result = gemm(config, "--cpu-only", "--verify=off", 37, 41, 29)
+    assert result.returncode == 0 and "Padded to" not in report(result.stdout)
 
 
 # ---------------------------------------------------------------- the verifier
@@ -421,7 +424,6 @@ def test_verifier_passes_a_correct_result(gemm, config, block_tile):
     assert fields["Result"] == "PASS"
     assert fields["Verification"].startswith("full: all 1517 elements")
     assert fields["Size M x N x K"] == "37 x 41 x 29"
-    check_padding((37, 41, 29), padded_sizes(result.stdout), config, block_tile(config))
     assert fields["GPU"].startswith("none")
     assert "First failure" not in fields
 
@@ -536,8 +538,7 @@ def test_csv(gemm, config, block_tile):
     assert (line["type"], line["shape"]) == (type_pair, shape)
     assert (line["transpose_a"], line["transpose_b"]) == (str(ta), str(tb))
     assert (line["M"], line["N"], line["K"]) == ("7", "5", "3")
-    check_padding((7, 5, 3), (int(line["Mp"]), int(line["Np"]), int(line["Kp"])), config,
-                  block_tile(config))
+    assert (line["Mp"], line["Np"], line["Kp"]) == ("7", "5", "3"), "the CPU pads nothing"
     assert line["impl"] == "cpu"
     assert (line["verify"], line["result"]) == ("full", "PASS")
     assert 0 <= float(line["worst_ratio"]) <= 1
@@ -714,7 +715,7 @@ def test_cpu_only_report_is_a_header_and_one_kernel_block(gemm, config, plant):
     assert len(kernels) == 1, result.stdout
 
     labels = [label for label, _ in header]
-    for label in ["Type pair", "WMMA shape", "Transposed", "Size M x N x K", "Padded to", "GPU"]:
+    for label in ["Type pair", "WMMA shape", "Transposed", "Size M x N x K", "GPU"]:
         assert label in labels, label
     assert labels[-1] == "cuBLAS", "the header ends with the cuBLAS line"
     assert not set(labels) & set(KERNEL_FIELDS + ["Kernel"])

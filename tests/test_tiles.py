@@ -1,0 +1,178 @@
+"""The tiles of the tiled kernel and the choice among them (gemm.md, "A tile for every GPU
+and every size"): what --plan chooses for a described GPU and problem, that the choice
+agrees with the measurements in results/, that the padding follows the chosen tile, the
+options' errors, and that every architecture compiles with the tiles that fit it.
+
+No GPU is needed: --plan=NAME describes a GPU by its published figures.
+"""
+
+import csv
+import re
+import statistics
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+TILES_CSV = REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-tiles.csv"
+PAIRS = ["F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT", "I8_IN_I32_OUT", "U8_IN_I32_OUT",
+         "TF32_IN_F32_OUT", "F64_IN_OUT"]
+FAMILIES = [["F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT"], ["I8_IN_I32_OUT", "U8_IN_I32_OUT"],
+            ["TF32_IN_F32_OUT"], ["F64_IN_OUT"]]
+# The GPUs --plan knows, and the architecture of each.
+ARCH_OF = {"t4": "sm_75", "a100": "sm_80", "rtx3090": "sm_86", "orin": "sm_87",
+           "rtx4090": "sm_89", "h100": "sm_90", "rtx5090": "sm_120"}
+
+
+@pytest.fixture(scope="module")
+def tn(gemm_cu, nvcc, defines, parallel, tmp_path_factory):
+    """Every pair built in the layout TN (as the measurements were), without cuBLAS."""
+    folder = tmp_path_factory.mktemp("tiles")
+
+    def build(pair):
+        out = folder / pair
+        result = nvcc(gemm_cu, out, defines(pair, None, 0, 1))
+        assert result.returncode == 0, result.stderr
+        return out
+
+    return parallel(build, PAIRS)
+
+
+def run(binary, *args):
+    return subprocess.run([str(binary), *map(str, args)], capture_output=True, text=True, timeout=60)
+
+
+def plan(binary, m, n, k, gpu="h100", *extra):
+    """(chosen tile, padded sizes, {tile: (fits, speed)}) from --plan=gpu."""
+    result = run(binary, m, n, k, f"--plan={gpu}", *extra)
+    assert result.returncode == 0, result.stderr
+    rows = {}
+    for line in result.stdout.splitlines():
+        fields = line.split()
+        if fields and re.fullmatch(r"\d+x\d+x\d+", fields[0]):
+            fits = "does not fit" not in line
+            rows[fields[0]] = (fits, float(fields[6]) if fits else None)
+    chosen = re.search(r"Chosen: (\S+); the problem is padded to (\d+) x (\d+) x (\d+)\.", result.stdout)
+    assert chosen, result.stdout
+    return chosen[1], tuple(int(x) for x in chosen.group(2, 3, 4)), rows
+
+
+def measured():
+    """{(pair, size): {tile: eTOPS}} of every tile, each forced, on the H100."""
+    with open(TILES_CSV, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    table = {}
+    for r in rows:
+        if r["impl"] == "tiled":
+            assert r["result"] == "PASS", r
+            table.setdefault((r["type"], int(r["M"])), {})[r["tile"]] = float(r["etops"])
+    return table
+
+
+def tile_dims(name):
+    return tuple(int(x) for x in name.split("x"))
+
+
+def test_the_choice_is_within_5_percent_of_the_fastest_tile_measured(tn):
+    table = measured()
+    assert len(table) == 7 * 8
+    for (pair, size), speeds in sorted(table.items()):
+        chosen, _, rows = plan(tn[pair], size, size, size)
+        assert set(rows) == set(speeds), (pair, "the measured tiles are the program's tiles")
+        assert speeds[chosen] >= 0.95 * max(speeds.values()), (pair, size, chosen, speeds)
+
+
+def test_tile_speed_is_the_measured_ratio_at_8192(tn):
+    table = measured()
+    for family in FAMILIES:
+        _, _, rows = plan(tn[family[0]], 8192, 8192, 8192)
+        first = next(iter(rows))
+        for tile, (_, speed) in rows.items():
+            ratio = statistics.median(table[(p, 8192)][tile] / table[(p, 8192)][first] for p in family)
+            assert speed == pytest.approx(round(ratio, 2), abs=0.005), (family, tile)
+
+
+@pytest.mark.parametrize("sizes", [(1, 1, 1), (37, 41, 29), (3000, 3000, 3000), (8192, 8192, 8192),
+                                   (129, 4000, 65)])
+def test_the_padding_follows_the_chosen_tile(tn, sizes):
+    for pair in PAIRS:
+        chosen, padded, _ = plan(tn[pair], *sizes)
+        for size, side, got in zip(sizes, tile_dims(chosen), padded):
+            step = max(side, 16)
+            assert got == (size + step - 1) // step * step, (pair, sizes, chosen, padded)
+    chosen, padded, _ = plan(tn["F16_IN_F32_OUT"], 1, 1, 1)
+    assert (chosen, padded) == ("64x64x64", (64, 64, 64)), "1 x 1 x 1 is not padded to a large tile"
+
+
+@pytest.mark.parametrize("gpu, cap, size, expected", [
+    ("h100", None, 1024, "64x64x64"),        # small problems: the most blocks
+    ("h100", None, 2048, "128x256x64"),      # large ones: the worklog's tile
+    ("h100", None, 8192, "128x256x64"),
+    ("h100", 99, 8192, "128x256x32"),        # capped like a GeForce card
+    ("rtx4090", None, 8192, "128x256x32"),   # 99 KiB per block
+    ("rtx5090", None, 8192, "128x256x32"),
+    ("a100", None, 8192, "128x256x64"),      # 163 KiB per block
+    ("orin", None, 8192, "128x256x64"),
+    ("t4", None, 8192, "64x64x64"),          # 64 KiB: only the smallest fits
+])
+def test_which_tile_wins(tn, gpu, cap, size, expected):
+    extra = [f"--smem-cap={cap}"] if cap else []
+    chosen, _, rows = plan(tn["F16_IN_F32_OUT"], size, size, size, gpu, *extra)
+    assert chosen == expected
+    assert rows[chosen][0]
+
+
+def test_int8_at_3000_takes_the_tile_with_the_fuller_last_wave(tn):
+    chosen, _, _ = plan(tn["I8_IN_I32_OUT"], 3000, 3000, 3000)
+    assert chosen == "64x128x128"
+
+
+def test_tiles_that_do_not_fit_are_never_chosen(tn):
+    for gpu in ARCH_OF:
+        for pair in PAIRS:
+            chosen, _, rows = plan(tn[pair], 5000, 300, 700, gpu)
+            assert rows[chosen][0], (gpu, pair)
+    _, _, rows = plan(tn["F16_IN_F32_OUT"], 64, 64, 64, "h100", "--smem-cap=60")
+    assert [t for t, (fits, _) in rows.items() if fits] == ["64x64x64"]
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--tile=9x9x9"], ["no such tile", "128x256x64", "64x64x64"]),
+    (["--tile=64x64x64", "--kernel=simple"], ["--kernel=simple"]),
+    (["--plan=gtx480"], ["no such GPU", "rtx4090"]),
+    (["--smem-cap=0"], ["--smem-cap"]),
+    (["--smem-cap=abc"], ["--smem-cap"]),
+])
+def test_bad_tile_options_get_one_clear_message(tn, args, words):
+    result = run(tn["F16_IN_F32_OUT"], *args)
+    assert result.returncode == 2 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and all(w in lines[0] for w in words), result.stderr
+
+
+def test_help_lists_the_tiles_and_the_gpus(tn):
+    text = run(tn["I8_IN_I32_OUT"], "--help").stdout
+    for name in ["128x128x128", "64x128x128", "64x64x128", "--tile=NAME", "--smem-cap", "--plan"]:
+        assert name in text
+    for gpu in ARCH_OF:
+        assert gpu in text
+
+
+@pytest.mark.parametrize("gpu", sorted(ARCH_OF, key=ARCH_OF.get))
+def test_each_architecture_compiles_the_tiles_that_fit_it(gemm_cu, nvcc, defines, tn, tmp_path, gpu):
+    """The kernel of a tile that fits the architecture's shared memory has its WMMA code;
+    one that does not is compiled as an empty kernel that traps, and the choice for that GPU
+    never takes it. (The smallest tile fitting every GPU is a static_assert in gemm.md.)"""
+    arch = ARCH_OF[gpu]
+    for pair in (["F16_IN_F32_OUT", "I8_IN_I32_OUT"] if arch == "sm_75" else ["F16_IN_F32_OUT"]):
+        cubin = tmp_path / f"{pair}-{arch}.cubin"
+        result = nvcc(gemm_cu, cubin, defines(pair, None, 0, 1), mode="cubin", arch=arch)
+        assert result.returncode == 0, result.stderr
+        parts = re.split(r"(?m)^(?:\.visible\s+)?\.entry\s+", cubin.with_suffix(".ptx").read_text())
+        entries = {re.match(r"[\w$]+", part)[0]: part for part in parts[1:]}
+        _, _, rows = plan(tn[pair], 4096, 4096, 4096, gpu)
+        for t, (tile, (fits, _)) in enumerate(rows.items()):
+            [body] = [text for name, text in entries.items() if f"gemm_tiledILi{t}E" in name]
+            assert ("wmma.mma.sync" in body) == fits, (gpu, pair, tile)
+            assert ("trap" in body) == (not fits), (gpu, pair, tile)
