@@ -28,7 +28,7 @@ import sweep  # noqa: E402
 import worklog  # noqa: E402
 
 REPO = sweep.REPO
-SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-23.csv"          # the results chapter
+SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-23-2.csv"          # the results chapter
 JETSON_DAY_SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-22.csv"  # the day GEMM on Jetson was run
 JETSON = "results/gemm-on-jetson-h100-2026-11-22.csv"
 SIZE = 8192
