@@ -34,6 +34,7 @@ that file. It uses only the standard library.
 import argparse
 import datetime
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -411,6 +412,16 @@ def plan(types, args):
     return jobs
 
 
+def worklog_tile(binary):
+    """The name of the tile a step's settings define: the first that --help lists (row 0 of
+    TILES), so that a step is measured with its own tile whatever the choice would take."""
+    text = subprocess.run([str(binary), "--help"], capture_output=True, text=True).stdout
+    match = re.search(r"--tile=NAME\s.*?one of: (\d+x\d+x\d+)", text)
+    if not match:
+        raise SystemExit(f"worklog.py: {binary} --help names no tile")
+    return match[1]
+
+
 def run(args):
     gpu, cc, driver = sweep.find_gpu("worklog.py", "table")
     types = sweep.parse_types(args.types) if args.types else sweep.TYPES
@@ -445,7 +456,8 @@ def run(args):
                 failed += 1
                 continue
             verify = "--verify=off" if kind == "part" else "--verify=sample"
-            runs = [["--kernel=tiled", "--cublas=off", verify] + common]
+            runs = [["--kernel=tiled", f"--tile={worklog_tile(REPO / binary)}", "--cublas=off", verify]
+                    + common]
             if key == "simple":
                 runs = [["--kernel=simple", verify] + common, ["--ceiling", "--csv"]]
             for extra in runs:

@@ -537,3 +537,15 @@ def test_the_code_excerpts_of_the_steps_are_made_from_the_code():
                                 capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
         assert copy.read_text(encoding="utf-8") == document
+
+
+def test_a_step_is_measured_with_its_own_tile(gemm_cu, nvcc, defines, tmp_path):
+    """worklog.py run forces row 0 of TILES, the tile the step's settings define: the int8
+    pairs' early steps use 128 x 256, which the run-time choice would not take for them."""
+    binary = tmp_path / "i8-step"
+    settings = ["-DBLOCK_M=128", "-DBLOCK_N=256", "-DBLOCK_K=64", "-DBLOCK_WARPS_M=2", "-DBLOCK_WARPS_N=4"]
+    result = nvcc(gemm_cu, binary, defines("I8_IN_I32_OUT", None, 0, 1) + settings)
+    assert result.returncode == 0, result.stderr
+    assert worklog.worklog_tile(binary) == "128x256x64"
+    tiles = subprocess.run([str(binary), "--help"], capture_output=True, text=True).stdout
+    assert "64x64x128" in tiles, "the other tiles are still there; the step's is the first"
