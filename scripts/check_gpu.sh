@@ -84,6 +84,9 @@ runs() {   # runs NAME
         case $sz in 2047x*) one "$1" "$sz" full 0 1 ;; *) one "$1" "$sz" full 0 1 --tile=all ;; esac
     done
     for sz in $big; do one "$1" "$sz" sample 1 2; done
+    # K split across blocks: forced for every tile, and where the choice splits it (16 slices).
+    one "$1" 17x33x1000 full 0 1 --tile=all --split-k=3
+    [ "${QUICK:-0}" = 1 ] || one "$1" 64x64x16384 full 0 1 --kernel=tiled
 }
 export -f one runs; export sizes big
 
@@ -101,11 +104,12 @@ echo "ran in $(( $(date +%s) - start )) s"
 # has none). K = 300 is ten steps of the tiled kernel, more than its stages.
 sanitize() {   # sanitize TOOL NAME SIZE ARGS...
     tool=$1; n=$2; sz=$3; shift 3
+    log="$dir/$n.$tool.$sz$(printf '%s' "$*" | tr -c 'a-z0-9=' '_').log"
     if timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 9 "$dir/$n" ${sz//x/ } \
-            --warmup 0 --repeat 1 "$@" > "$dir/$n.$tool.log" 2>&1; then
-        echo "PASS $n $tool $sz" >> "$dir/results.txt"
+            --warmup 0 --repeat 1 "$@" > "$log" 2>&1; then
+        echo "PASS $n $tool $sz $*" >> "$dir/results.txt"
     else
-        echo "FAIL $n $tool $sz" >> "$dir/results.txt"
+        echo "FAIL $n $tool $sz $*" >> "$dir/results.txt"
     fi
 }
 if command -v compute-sanitizer > /dev/null 2>&1; then
@@ -120,6 +124,7 @@ if command -v compute-sanitizer > /dev/null 2>&1; then
     fi
     for n in $san_list; do
         sanitize memcheck "$n" 37x41x300 --tile=all
+        sanitize memcheck "$n" 37x41x300 --kernel=tiled --split-k=3 --cublas=off
         sanitize racecheck "$n" 37x41x300 --kernel=tiled --tile=all --cublas=off
     done
     for n in F16_IN_F32_OUT-16x16x16-01 F64_IN_OUT-8x8x4-10 I8_IN_I32_OUT-16x16x16-01; do

@@ -128,6 +128,39 @@ def test_int8_at_3000_takes_the_tile_with_the_fuller_last_wave(tn):
     assert chosen == "64x128x128"
 
 
+def slicing(binary, m, n, k, gpu="h100", *extra):
+    """(slices, slice length, blocks) that --plan reports, or None where K is not split."""
+    result = run(binary, m, n, k, f"--plan={gpu}", *extra)
+    assert result.returncode == 0, result.stderr
+    found = re.search(r"K is split into (\d+) slices of (\d+)(?: \(--split-k\))?: (\d+) blocks in all\.",
+                      result.stdout)
+    return tuple(int(x) for x in found.groups()) if found else None
+
+
+def test_a_narrow_long_problem_splits_k_to_fill_the_gpu(tn):
+    # 64 blocks of 64 x 64 for 132 multiprocessors that hold 3 each: 396 // 64 = 6 slices of
+    # ceil(256 / 6) = 43 steps of 64.
+    assert slicing(tn["F16_IN_F32_OUT"], 512, 512, 16384) == (6, 43 * 64, 384)
+    # The slices are whole steps and cover K without an empty one.
+    slices, length, _ = slicing(tn["F64_IN_OUT"], 300, 200, 50000)
+    assert length % 16 == 0 and (slices - 1) * length < 50000 <= slices * length
+
+
+def test_k_is_not_split_where_the_gpu_is_full_or_k_is_short(tn):
+    for pair in PAIRS:
+        for size in (256, 512, 1000, 1024, 2048, 3000, 8192, 16384):   # the sweep's sizes
+            assert slicing(tn[pair], size, size, size) is None, (pair, size)
+    assert slicing(tn["F16_IN_F32_OUT"], 512, 512, 1024) is None        # 16 steps: one slice
+    assert slicing(tn["F16_IN_F32_OUT"], 4096, 4096, 65536) is None     # a full GPU
+
+
+def test_split_k_can_be_forced(tn):
+    assert slicing(tn["F16_IN_F32_OUT"], 4096, 4096, 4096, "h100", "--split-k=4") == (4, 1024, 2048)
+    # More slices than steps: as many as there are steps.
+    assert slicing(tn["F16_IN_F32_OUT"], 1, 1, 100, "h100", "--split-k=16") == (2, 64, 2)
+    assert slicing(tn["F16_IN_F32_OUT"], 1, 1, 1, "h100", "--split-k=16") is None
+
+
 def test_tiles_that_do_not_fit_are_never_chosen(tn):
     for gpu in ARCH_OF:
         for pair in PAIRS:
@@ -143,6 +176,9 @@ def test_tiles_that_do_not_fit_are_never_chosen(tn):
     (["--plan=gtx480"], ["no such GPU", "rtx4090"]),
     (["--smem-cap=0"], ["--smem-cap"]),
     (["--smem-cap=abc"], ["--smem-cap"]),
+    (["--split-k=0"], ["--split-k", "1", "16"]),
+    (["--split-k=17"], ["--split-k", "1", "16"]),
+    (["--split-k=2", "--kernel=simple"], ["--split-k", "--kernel=simple"]),
 ])
 def test_bad_tile_options_get_one_clear_message(tn, args, words):
     result = run(tn["F16_IN_F32_OUT"], *args)
@@ -153,7 +189,8 @@ def test_bad_tile_options_get_one_clear_message(tn, args, words):
 
 def test_help_lists_the_tiles_and_the_gpus(tn):
     text = run(tn["I8_IN_I32_OUT"], "--help").stdout
-    for name in ["128x128x128", "64x128x128", "64x64x128", "--tile=NAME", "--smem-cap", "--plan"]:
+    for name in ["128x128x128", "64x128x128", "64x64x128", "--tile=NAME", "--smem-cap", "--plan",
+                 "--split-k=N"]:
         assert name in text
     for gpu in ARCH_OF:
         assert gpu in text
