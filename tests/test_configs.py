@@ -626,11 +626,14 @@ def test_cublas_probe_reads_an_initialised_c(gemm_cu):
 
 
 def test_the_plan_and_its_figure_agree_on_the_step_along_k(macros, gemm_cu, defines, evaluate):
-    """The figure of the block tile shows the shipped BLOCK_K for half; the text computes with the
-    first version's, and says which is which."""
+    """The figure of the block tile shows the shipped BLOCK_K for half, and the text counts bytes
+    and operations with the same step (the first version's is half of it)."""
     text = (REPO / "gemm.md").read_text(encoding="utf-8")
     # The worklog's tile's BLOCK_K, as gemm.md defines it (it is #undef'd before the kernel).
     definition = re.search(r"^#define BLOCK_K (.+)$", text, re.M)[1]
     shipped = evaluate(definition, {"in_t": 2})
     assert f"(`BLOCK_K` = {shipped}, as shipped)" in text
-    assert f"doubles it to the figure's {shipped}" in text
+    assert f"one step of the figure's `BLOCK_K` = {shipped} brings $(128 + 256) \\cdot {shipped}$" in \
+        re.sub(r"\s+", " ", text)
+    kib, millions = (128 + 256) * shipped * 2 // 1024, 2 * 128 * 256 * shipped / 1e6
+    assert f"elements, {kib} KiB," in text and f"= {millions:.1f} million operations" in re.sub(r"\s+", " ", text)
