@@ -258,13 +258,16 @@ def test_the_counts_of_runs_and_checks_are_the_files():
     runs = {(r["type"], r["transpose_b"], r["M"]) for r in rows}
     assert len(rows) == 420 and len(runs) == 140 and all(r["result"] == "PASS" for r in rows)
     assert "all 140 runs (420 timed lines) passed" in PROSE
-    lines = (REPO / "results/h100-2026-11-23-check-tiles-results.txt").read_text().splitlines()
+    lines = (REPO / "results/h100-2026-11-23-check-split-results.txt").read_text().splitlines()
     passed = sum(line.startswith("PASS ") for line in lines)
     failed = sum(line.startswith("FAIL ") for line in lines)
-    log = (REPO / "results/h100-2026-11-23-check-tiles.txt").read_text()
-    assert (passed, failed) == (561, 0) and log.rstrip().endswith("561 passed, 0 failed")
+    log = (REPO / "results/h100-2026-11-23-check-split.txt").read_text()
+    assert (passed, failed) == (704, 0) and log.rstrip().endswith("704 passed, 0 failed")
+    assert "gemm.md at 7488395" in log and "gemm.md at 7488395" in PROSE
     assert sum("--tile=all" in line for line in lines) > 400, "every tile was checked"
-    assert "561 passed, 0 failed, on 2026-11-23" in PROSE
+    assert sum("--split-k=3" in line for line in lines) >= 68, "split K, forced, in every configuration"
+    assert sum("64x64x16384" in line for line in lines) == 68, "split K, chosen, in every configuration"
+    assert "704 passed, 0 failed, on 2026-11-23" in PROSE
     assert f"`{numbers.SWEEP[:-4]}.*`" in PROSE
     assert f"{numbers.SWEEP[:-4]}.svg" in POST
 

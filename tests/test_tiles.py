@@ -16,6 +16,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 TILES_CSV = REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-tiles.csv"
+LONG_K_CSV = REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-long-k.csv"
 PAIRS = ["F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT", "I8_IN_I32_OUT", "U8_IN_I32_OUT",
          "TF32_IN_F32_OUT", "F64_IN_OUT"]
 FAMILIES = [["F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT"], ["I8_IN_I32_OUT", "U8_IN_I32_OUT"],
@@ -44,7 +45,7 @@ def run(binary, *args):
 
 
 def plan(binary, m, n, k, gpu="h100", *extra):
-    """(chosen tile, padded sizes, {tile: (fits, speed)}) from --plan=gpu."""
+    """(chosen tile, padded sizes, {tile: (fits, speed, slices)}) from --plan=gpu."""
     result = run(binary, m, n, k, f"--plan={gpu}", *extra)
     assert result.returncode == 0, result.stderr
     rows = {}
@@ -52,7 +53,7 @@ def plan(binary, m, n, k, gpu="h100", *extra):
         fields = line.split()
         if fields and re.fullmatch(r"\d+x\d+x\d+", fields[0]):
             fits = "does not fit" not in line
-            rows[fields[0]] = (fits, float(fields[6]) if fits else None)
+            rows[fields[0]] = (fits, float(fields[7]) if fits else None, int(fields[5]) if fits else None)
     chosen = re.search(r"Chosen: (\S+); the problem is padded to (\d+) x (\d+) x (\d+)\.", result.stdout)
     assert chosen, result.stdout
     return chosen[1], tuple(int(x) for x in chosen.group(2, 3, 4)), rows
@@ -88,7 +89,7 @@ def test_tile_speed_is_the_measured_ratio_at_8192(tn):
     for family in FAMILIES:
         _, _, rows = plan(tn[family[0]], 8192, 8192, 8192)
         first = next(iter(rows))
-        for tile, (_, speed) in rows.items():
+        for tile, (_, speed, _) in rows.items():
             ratio = statistics.median(table[(p, 8192)][tile] / table[(p, 8192)][first] for p in family)
             assert speed == pytest.approx(round(ratio, 2), abs=0.005), (family, tile)
 
@@ -138,26 +139,56 @@ def slicing(binary, m, n, k, gpu="h100", *extra):
 
 
 def test_a_narrow_long_problem_splits_k_to_fill_the_gpu(tn):
-    # 64 blocks of 64 x 64 for 132 multiprocessors that hold 3 each: 396 // 64 = 6 slices of
-    # ceil(256 / 6) = 43 steps of 64.
-    assert slicing(tn["F16_IN_F32_OUT"], 512, 512, 16384) == (6, 43 * 64, 384)
+    # 8 blocks of 128 x 256 for 132 multiprocessors: 132 // 8 = 16 slices (the most) of 16
+    # steps of 64, 128 blocks; the smaller tiles' slices are no shorter and run slower.
+    assert slicing(tn["F16_IN_F32_OUT"], 512, 512, 16384) == (16, 16 * 64, 128)
+    # 32 blocks: 4 slices of 64 steps, where 64 x 64 tiles would fill the GPU unsplit.
+    assert slicing(tn["F16_IN_F32_OUT"], 1024, 1024, 16384) == (4, 64 * 64, 128)
     # The slices are whole steps and cover K without an empty one.
     slices, length, _ = slicing(tn["F64_IN_OUT"], 300, 200, 50000)
     assert length % 16 == 0 and (slices - 1) * length < 50000 <= slices * length
+
+
+def long_k():
+    """{(pair, M, N, K): {tile: (slices, eTOPS)}} of every tile forced, each split as the
+    rule splits it, on the H100."""
+    with open(LONG_K_CSV, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    table = {}
+    for r in rows:
+        if r["impl"] == "tiled" and r["tile_choice"] == "forced":
+            assert r["result"] == "PASS", r
+            key = (r["type"], int(r["M"]), int(r["N"]), int(r["K"]))
+            table.setdefault(key, {})[r["tile"]] = (int(r["slices"]), float(r["etops"]))
+    return table
+
+
+def test_the_choice_with_split_k_agrees_with_the_measured_long_problems(tn):
+    table = long_k()
+    assert len(table) == 4 * 4
+    for (pair, m, n, k), measured in sorted(table.items()):
+        chosen, _, rows = plan(tn[pair], m, n, k)
+        assert set(rows) == set(measured), (pair, "the measured tiles are the program's tiles")
+        for tile, (slices, _) in measured.items():
+            assert rows[tile][2] == slices, (pair, m, n, k, tile, "the estimate splits as the run did")
+        best = max(v for _, v in measured.values())
+        # Within 6 %: at 256 x 256 x 65536 F16_IN_OUT's choice is 5.0 % off the best.
+        assert measured[chosen][1] >= 0.94 * best, (pair, m, n, k, chosen, measured)
 
 
 def test_k_is_not_split_where_the_gpu_is_full_or_k_is_short(tn):
     for pair in PAIRS:
         for size in (256, 512, 1000, 1024, 2048, 3000, 8192, 16384):   # the sweep's sizes
             assert slicing(tn[pair], size, size, size) is None, (pair, size)
-    assert slicing(tn["F16_IN_F32_OUT"], 512, 512, 1024) is None        # 16 steps: one slice
+    assert slicing(tn["F16_IN_F32_OUT"], 512, 512, 1024) is None        # K 1024: one slice
     assert slicing(tn["F16_IN_F32_OUT"], 4096, 4096, 65536) is None     # a full GPU
 
 
 def test_split_k_can_be_forced(tn):
     assert slicing(tn["F16_IN_F32_OUT"], 4096, 4096, 4096, "h100", "--split-k=4") == (4, 1024, 2048)
-    # More slices than steps: as many as there are steps.
-    assert slicing(tn["F16_IN_F32_OUT"], 1, 1, 100, "h100", "--split-k=16") == (2, 64, 2)
+    # More slices than steps: as many as there are steps (the 32-deep tile, whose 4 steps
+    # then make the shortest slices, is chosen).
+    assert slicing(tn["F16_IN_F32_OUT"], 1, 1, 100, "h100", "--split-k=16") == (4, 32, 4)
     assert slicing(tn["F16_IN_F32_OUT"], 1, 1, 1, "h100", "--split-k=16") is None
 
 
@@ -167,7 +198,7 @@ def test_tiles_that_do_not_fit_are_never_chosen(tn):
             chosen, _, rows = plan(tn[pair], 5000, 300, 700, gpu)
             assert rows[chosen][0], (gpu, pair)
     _, _, rows = plan(tn["F16_IN_F32_OUT"], 64, 64, 64, "h100", "--smem-cap=60")
-    assert [t for t, (fits, _) in rows.items() if fits] == ["64x64x64"]
+    assert [t for t, (fits, _, _) in rows.items() if fits] == ["64x64x64"]
 
 
 @pytest.mark.parametrize("args, words", [
@@ -209,7 +240,7 @@ def test_each_architecture_compiles_the_tiles_that_fit_it(gemm_cu, nvcc, defines
         parts = re.split(r"(?m)^(?:\.visible\s+)?\.entry\s+", cubin.with_suffix(".ptx").read_text())
         entries = {re.match(r"[\w$]+", part)[0]: part for part in parts[1:]}
         _, _, rows = plan(tn[pair], 4096, 4096, 4096, gpu)
-        for t, (tile, (fits, _)) in enumerate(rows.items()):
+        for t, (tile, (fits, _, _)) in enumerate(rows.items()):
             [body] = [text for name, text in entries.items() if f"gemm_tiledILi{t}E" in name]
             assert ("wmma.mma.sync" in body) == fits, (gpu, pair, tile)
             assert ("trap" in body) == (not fits), (gpu, pair, tile)
