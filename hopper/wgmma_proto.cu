@@ -31,6 +31,7 @@
 // Usage: ./wgmma_proto M N K [--type T] [--ta 0|1] [--tb 0|1] [--check]
 //                            [--repeat R] [--seed S] [--no-pad]
 //                            [--diag a|b] [--mn-lbo BYTES] [--mn-sbo BYTES]
+//                            [--group G] [--cluster 1|2]
 //   Always: runs the kernel once, runs cuBLAS once, compares ALL elements.
 //   --check: additionally compares ~1000 sampled elements against a CPU
 //            double-precision reference (for both our kernel and cuBLAS, so a
@@ -46,6 +47,18 @@
 //   --mn-lbo / --mn-sbo: override the LBO / SBO written into the descriptors of
 //            MN-major operands (defaults 8192 / 1024, see [F11]-[F12]); a
 //            debugging aid for the first GPU run, see the end of [F12].
+//   --group G: block order ("raster", see map_tile()).  The grid is 1-D; the
+//            linear block id walks down G block rows (M) before it moves to
+//            the next 256-wide block column (N), so that a wave of resident
+//            blocks reads a G-row band of A and only ~132/G columns of B
+//            instead of all of B.  G = 1 (default) is exactly the order of
+//            the former 2-D grid (blockIdx.x over N fastest, then M).
+//   --cluster 2: thread-block clusters of 2 blocks along M (block rows m0 and
+//            m0+128 of the same N block).  Each block loads its own A tile and
+//            HALF of the B tile, multicast into the shared memory of both
+//            blocks ([F17]); the "empty" barriers then count the releases of
+//            both blocks' consumers ([F18]).  Default 1: no cluster launch, the
+//            pipeline is exactly the single-block one.
 // Exit codes: 0 ok, 1 numerical check failed, 2 usage / CUDA / driver error,
 //             3 device is not compute capability 9.0 (Hopper).
 //
@@ -197,6 +210,35 @@
 //      combination returns CUBLAS_STATUS_NOT_SUPPORTED (caught: exit 2).
 // [F16] Half accumulation error (my own model, used for the F16_IN_OUT
 //      tolerance; see tolerance_for()).
+// [F17] TMA multicast (PTX ISA cp.async.bulk / cp.async.bulk.tensor, qualifier
+//      .multicast::cluster; sm_90a): one instruction reads the box once and
+//      writes it into the shared memory of every CTA whose %cluster_ctarank
+//      bit is set in the 16-bit operand ctaMask, at the SAME CTA-relative
+//      offset as the destination operand; the complete_tx signal is likewise
+//      delivered to the mbarrier at the same CTA-relative offset in each
+//      destination CTA.  So every CTA of the pair must lay out its shared
+//      memory identically (true here: same kernel, same aligned base) and each
+//      CTA's full barrier receives the bytes of both halves of B.
+// [F18] mbarrier across a cluster (PTX ISA mbarrier.arrive, mapa, try_wait):
+//      mapa.shared::cluster turns a shared::cta address into the
+//      shared::cluster address of the same variable in the CTA of a given
+//      rank; mbarrier.arrive{.release}{.cluster}.shared::cluster.b64 _, [addr]
+//      arrives on a barrier of another CTA (no state result: the sink "_" is
+//      required).  try_wait.parity{.acquire}{.cluster} is the matching wait.
+//      An mbarrier's tx-count may go below zero (complete_tx before the
+//      matching expect_tx); the phase completes only when the pending arrival
+//      count AND the tx-count are both zero, so a peer's multicast bytes that
+//      land before this CTA's own arrive.expect_tx cannot complete the phase.
+// [F19] Cluster barrier (PTX ISA barrier.cluster): barrier.cluster.arrive
+//      (.release) and barrier.cluster.wait (.acquire) are split; wait returns
+//      once every non-exited thread of every CTA of the cluster has arrived.
+//      Used (a) after mbarrier.init + fence.mbarrier_init.release.cluster, so
+//      that no peer multicasts into / arrives on a barrier before it is
+//      initialised, and (b) before exit, so that no CTA leaves (and frees its
+//      shared memory) while its peer may still arrive on its barriers.  A
+//      CUDA launch attribute (cudaLaunchAttributeClusterDimension, through
+//      cudaLaunchKernelEx) sets the cluster shape; the grid must be a multiple
+//      of it, and the CTAs of one cluster are consecutive in blockIdx.x.
 // ----------------------------------------------------------------------------
 
 #include <cuda.h>              // CUtensorMap & enums only (no -lcuda)
@@ -345,16 +387,66 @@ __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r"(bar) : "memory");
 }
 
+// kCluster = false: the default .acquire.cta wait (all arrivals come from this
+// CTA).  kCluster = true: .acquire.cluster, used by the producer of a cluster
+// pair on its "empty" barrier, which also counts the release arrivals
+// (.release.cluster) of the peer CTA's consumers [F18].
+template <bool kCluster = false>
 __device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
   uint32_t done;
-  asm volatile(
-      "{\n"
-      "  .reg .pred p;\n"
-      "  mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-      "  selp.u32 %0, 1, 0, p;\n"
-      "}\n"
-      : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  if constexpr (kCluster) {
+    asm volatile(
+        "{\n"
+        "  .reg .pred p;\n"
+        "  mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+        "  selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  } else {
+    asm volatile(
+        "{\n"
+        "  .reg .pred p;\n"
+        "  mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "  selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done) : "r"(bar), "r"(parity) : "memory");
+  }
   return done != 0;
+}
+
+// ---- cluster helpers [F17]-[F19] ----
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ uint32_t cluster_nctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_nctarank;\n" : "=r"(r));
+  return r;
+}
+// shared::cluster address of the variable at shared::cta address `addr` in the
+// CTA of cluster rank `rank`.
+__device__ __forceinline__ uint32_t mapa_shared(uint32_t addr, uint32_t rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+// Arrive on an mbarrier of another CTA of the cluster (address from mapa).
+// .release.cluster: this thread's earlier accesses (the wgmma reads of the
+// stage, completed by wgmma.wait_group) are ordered before the arrival as
+// seen by the peer's producer, which waits with .acquire.cluster.
+__device__ __forceinline__ void mbar_arrive_remote(uint32_t cluster_addr) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n"
+               :: "r"(cluster_addr) : "memory");
+}
+// Split cluster barrier, not .aligned: the producer warp reaches it diverged
+// (lane 0 ran the load loop), and every thread arrives exactly once per use.
+__device__ __forceinline__ void cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.release;\n" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() {
+  asm volatile("barrier.cluster.wait.acquire;\n" ::: "memory");
 }
 
 // Watchdog record, placed in mapped (zero-copy) pinned host memory so the host
@@ -363,37 +455,94 @@ __device__ __forceinline__ bool mbar_try_wait(uint32_t bar, uint32_t parity) {
 // serialize the wgmma pipeline, warning C7510).
 struct WatchdogRecord {
   int flag;            // 1 = a wait timed out
-  int block_x, block_y, thread, role, kt, stage, parity;
+  int block, thread, role, kt, stage, parity;
+  int rank, nrank;     // %cluster_ctarank / %cluster_nctarank (0 / 1 without a cluster)
 };
 
 static volatile WatchdogRecord* g_watchdog_host = nullptr;   // mapped pinned memory
 
+// Block order of the launch (see map_tile), kept so that the watchdog report
+// can name the tile of a stuck block.
+struct RasterParams {
+  int tiles_m = 0, tiles_n = 0, cluster = 1, group_c = 1;
+};
+static RasterParams g_raster;
+
+// Linear block id -> (block row, block column) of the output tile.
+//   cluster = 1 or 2 blocks per cluster along M; the CTAs of one cluster are
+//   consecutive block ids [F19], rank = position inside the cluster.  A
+//   "cluster row" is `cluster` consecutive block rows; the cluster rows are
+//   rounded up, so with cluster 2 and an odd number of block rows the last
+//   cluster's rank-1 block lies past M (it still loads and releases, it
+//   stores nothing).
+//   group_c = cluster rows per group: cluster ids walk down group_c cluster
+//   rows of one block column, then the next column; after the last column
+//   the next group of rows starts.  The last group may have fewer rows.
+//   group_c = 1, cluster = 1: tile (id / tiles_n, id % tiles_n), the order of
+//   the former 2-D grid.
+__host__ __device__ __forceinline__ void map_tile(int bid, int rank, int tiles_m, int tiles_n,
+                                                  int cluster, int group_c, int& tile_m,
+                                                  int& tile_n) {
+  const int cid = bid / cluster;                         // cluster id
+  const int crows = (tiles_m + cluster - 1) / cluster;   // cluster rows
+  const int per_group = group_c * tiles_n;               // clusters per full group
+  const int g = cid / per_group;
+  const int first = g * group_c;
+  const int rows_here = (crows - first < group_c) ? crows - first : group_c;  // last group: fewer
+  const int within = cid - g * per_group;
+  tile_m = (first + within % rows_here) * cluster + rank;
+  tile_n = within / rows_here;
+}
+
 static void report_watchdog() {
   if (g_watchdog_host == nullptr || g_watchdog_host->flag == 0) return;
+  const volatile WatchdogRecord* w = g_watchdog_host;
+  int tm = -1, tn = -1;
+  if (g_raster.tiles_m > 0)
+    map_tile(w->block, w->block % g_raster.cluster, g_raster.tiles_m, g_raster.tiles_n,
+             g_raster.cluster, g_raster.group_c, tm, tn);
   fprintf(stderr,
-          "[watchdog] the kernel trapped: block (%d,%d) thread %d (%s) waited too long on the %s "
-          "barrier of stage %d, k-tile %d, parity %d.\n"
-          "  producer stuck on EMPTY -> consumers never released the stage; consumer stuck on "
-          "FULL -> TMA bytes never arrived (bad tensor map / expect_tx count / box size).\n",
-          g_watchdog_host->block_x, g_watchdog_host->block_y, g_watchdog_host->thread,
-          g_watchdog_host->role == 0 ? "producer" : "consumer",
-          g_watchdog_host->role == 0 ? "EMPTY" : "FULL", g_watchdog_host->stage,
-          g_watchdog_host->kt, g_watchdog_host->parity);
+          "[watchdog] the kernel trapped: block %d (tile row %d = M %d.., tile column %d = N "
+          "%d..; cluster rank %d of %d) thread %d (%s) waited too long on the %s barrier of stage "
+          "%d, k-tile %d, parity %d.\n",
+          w->block, tm, tm * BM, tn, tn * BN, w->rank, w->nrank, w->thread,
+          w->role == 0 ? "producer" : "consumer", w->role == 0 ? "EMPTY" : "FULL", w->stage,
+          w->kt, w->parity);
+  if (w->nrank <= 1) {
+    fprintf(stderr,
+            "  producer stuck on EMPTY -> consumers never released the stage; consumer stuck on "
+            "FULL -> TMA bytes never arrived (bad tensor map / expect_tx count / box size).\n");
+  } else {
+    fprintf(stderr,
+            "  cluster of %d: the EMPTY barrier counts 8 local + 8 REMOTE consumer-warp arrivals "
+            "(from the peer, rank %d); the FULL barrier expects this block's A bytes plus BOTH "
+            "halves of B (one multicast by this block, one by the peer).\n"
+            "  producer stuck on EMPTY -> this block's or the peer's consumers never released "
+            "the stage (missing remote arrive / mapa rank / wrong arrival count, or the peer is "
+            "itself stuck: look for its own record, only one record survives).\n"
+            "  consumer stuck on FULL -> a B half never arrived (peer's multicast missing, ctaMask "
+            "wrong, box not 128 rows) or the expect_tx count is wrong.\n"
+            "  A hang with no record at all would be the cluster barrier (barrier.cluster.wait, "
+            "no timeout): some thread of the pair never reached barrier.cluster.arrive.\n",
+            w->nrank, w->rank ^ 1);
+  }
 }
 
 // role: 0 = producer waiting for "empty", 1 = consumer waiting for "full".
+template <bool kCluster = false>
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity, int role, int kt, int stage,
                                           WatchdogRecord* wd) {
-  if (mbar_try_wait(bar, parity)) return;
+  if (mbar_try_wait<kCluster>(bar, parity)) return;
 #if WGMMA_WATCHDOG
   const long long t0 = clock64();
 #endif
-  while (!mbar_try_wait(bar, parity)) {
+  while (!mbar_try_wait<kCluster>(bar, parity)) {
 #if WGMMA_WATCHDOG
     if (clock64() - t0 > WATCHDOG_CYCLES) {
       volatile WatchdogRecord* v = wd;
-      v->block_x = blockIdx.x;
-      v->block_y = blockIdx.y;
+      v->block = blockIdx.x;
+      v->rank = static_cast<int>(cluster_ctarank());     // 0 / 1 without a cluster launch
+      v->nrank = static_cast<int>(cluster_nctarank());
       v->thread = threadIdx.x;
       v->role = role;
       v->kt = kt;
@@ -419,6 +568,20 @@ __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap* map
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%2, %3}], [%4];\n"
       :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+
+// The same, multicast [F17]: the box is written at offset `dst` of the shared
+// memory of every CTA in `cta_mask` and complete_tx is signalled on the
+// mbarrier at offset `bar` of each of them.
+__device__ __forceinline__ void tma_load_2d_multicast(uint32_t dst, const CUtensorMap* map,
+                                                      uint32_t bar, int c0, int c1,
+                                                      uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3}], [%4], %5;\n"
+      :: "r"(dst), "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar),
+         "h"(cta_mask)
       : "memory");
 }
 
@@ -555,6 +718,31 @@ __device__ __forceinline__ void wgmma_m64n256k16_f16acc(uint32_t (&d)[64], uint6
 //                      [F11], [F12].
 // A_MN: A is M-major (ta=1, imm-trans-a=1).  B_MN: B is N-major (tb=0,
 // imm-trans-b=1).
+//
+// Cluster pair (cluster_m == 2, launched with cluster dims (2,1,1)) -- how the
+// two CTAs synchronise (r = this CTA's rank, p = r ^ 1 the peer):
+//   * full[s] (count 1): this CTA's producer arrive.expect_tx(A bytes of this
+//     CTA + ALL B_STAGE_BYTES); complete_tx from this CTA's A box(es), from
+//     this CTA's multicast B half and from the peer's multicast B half [F17].
+//   * empty[s] (count 16): lane 0 of each of the 8 consumer warps of BOTH CTAs
+//     arrives on it when its warpgroup has finished reading stage s: every
+//     consumer warp arrives on its own CTA's empty[s] and, through mapa, on the
+//     peer's empty[s] [F18].  The producer of a CTA writes stage s of BOTH
+//     CTAs (its B half is multicast), so it must wait until both CTAs'
+//     consumers are done with s -- which is exactly what 16 arrivals mean.
+//   * Phases cannot mix: an arrival for round j+1 on empty[s] of CTA X needs
+//     the full[s] round j+1 of the arriving warp's CTA, which needs X's B half
+//     of round j+1 (always issued, see below), which X's producer issues only
+//     after empty[s] of X completed round j.  Symmetrically for full[s].
+//     That is why a B half is never skipped in cluster mode (a half past N is
+//     loaded from an in-range clamped coordinate instead; its columns are
+//     never stored): both CTAs' full barriers always depend on both producers.
+//   * Cluster barrier after init (before any multicast or remote arrive) and
+//     before exit (after the last remote arrive; all multicasts into a CTA
+//     were awaited by its own consumers on full) [F19].
+//   * Rank 1 of a pair past M (odd number of block rows): loads no A (its
+//     expect_tx counts B only), still multicasts its B half and releases its
+//     stages, stores nothing (every row >= M).
 template <Pair P, bool A_MN, bool B_MN>
 __global__ void __launch_bounds__(NUM_THREADS, 1)
 gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_a,
@@ -562,13 +750,14 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_a,
                   const typename PairTraits<P>::Out* __restrict__ C,
                   typename PairTraits<P>::Out* __restrict__ D,
                   int M, int N, int K, float alpha, float beta,
-                  uint32_t mn_lbo, uint32_t mn_sbo,
+                  uint32_t mn_lbo, uint32_t mn_sbo, int group_c, int cluster_m,
                   WatchdogRecord* __restrict__ watchdog) {
   using Tr = PairTraits<P>;
   constexpr bool kF16Acc = Tr::kF16Acc;
 
   extern __shared__ uint8_t smem_raw[];
   // Align the shared-space base address up to 1024 B (128B swizzle requirement).
+  // Both CTAs of a cluster get the same offsets, as multicast requires [F17].
   const uint32_t raw_base = smem_u32(smem_raw);
   const uint32_t base = (raw_base + (SMEM_ALIGN - 1)) & ~uint32_t(SMEM_ALIGN - 1);
   const uint32_t a_smem = base;
@@ -577,8 +766,15 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_a,
   auto full_bar = [&](int s) { return bar_base + 8u * s; };
   auto empty_bar = [&](int s) { return bar_base + 8u * (STAGES + s); };
 
-  const int m0 = blockIdx.y * BM;
-  const int n0 = blockIdx.x * BN;
+  // cluster_m is a kernel argument (uniform): 1 = plain launch, 2 = pair.
+  const bool paired = cluster_m > 1;
+  const uint32_t rank = paired ? cluster_ctarank() : 0u;
+  const uint32_t peer = rank ^ 1u;
+  int tile_m, tile_n;
+  map_tile(static_cast<int>(blockIdx.x), static_cast<int>(rank), (M + BM - 1) / BM,
+           (N + BN - 1) / BN, cluster_m, group_c, tile_m, tile_n);
+  const int m0 = tile_m * BM;   // >= M only for rank 1 of a pair past M
+  const int n0 = tile_n * BN;
   const int num_k_tiles = (K + BK - 1) / BK;   // last tile zero-filled past K by TMA
 
   const int warpgroup = threadIdx.x / 128;
@@ -587,13 +783,22 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_a,
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full_bar(s), 1);                 // one arrive.expect_tx per phase
-      mbar_init(empty_bar(s), CONSUMER_WARPS);   // lane 0 of each consumer warp
+      // lane 0 of each consumer warp, of this CTA and (pair) of the peer
+      mbar_init(empty_bar(s), CONSUMER_WARPS * cluster_m);
     }
-    // Make the initialised barriers visible to the async (TMA) proxy.
+    // Make the initialised barriers visible to the async (TMA) proxy and, for
+    // a pair, to the peer CTA (its multicasts and remote arrivals).
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
   }
-  __syncthreads();
+  if (paired) {
+    // No multicast into, nor remote arrive on, a peer barrier before the peer
+    // has initialised it: every thread of both CTAs passes this point first.
+    cluster_arrive();
+    cluster_wait();
+  } else {
+    __syncthreads();
+  }
 
   if (warpgroup == 0) {
     // =============================== producer ===============================
@@ -604,26 +809,62 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_a,
       // MN-major: one box per 64-wide atom column.  Columns that lie entirely
       // past M (or N) are not loaded at all (their smem keeps stale data, which
       // only feeds D rows >= M / columns >= N, never stored); the expected byte
-      // count counts only the boxes issued.  K-major: one box per operand, its
-      // first row (m0 or n0) is always inside the matrix.
-      int a_boxes = 1, b_boxes = 1;
+      // count counts only the boxes issued.  K-major: one box per operand; its
+      // first row n0 is inside the matrix, and so is m0 except for rank 1 of a
+      // pair past M, which loads no A at all.
+      int a_boxes = 0;
       uint32_t stage_bytes = 0;
-      if constexpr (A_MN) {
-        a_boxes = min(BM / MN_ATOM, (M - m0 + MN_ATOM - 1) / MN_ATOM);
-        stage_bytes += a_boxes * MN_COL_BYTES;
-      } else {
-        stage_bytes += A_STAGE_BYTES;
+      if (m0 < M) {
+        if constexpr (A_MN) {
+          a_boxes = min(BM / MN_ATOM, (M - m0 + MN_ATOM - 1) / MN_ATOM);
+          stage_bytes += a_boxes * MN_COL_BYTES;
+        } else {
+          a_boxes = 1;
+          stage_bytes += A_STAGE_BYTES;
+        }
       }
-      if constexpr (B_MN) {
-        b_boxes = min(BN / MN_ATOM, (N - n0 + MN_ATOM - 1) / MN_ATOM);
-        stage_bytes += b_boxes * MN_COL_BYTES;
+      // B.  Single CTA: as described above.  Pair: this CTA issues half of the
+      // tile's B boxes, multicast to both CTAs, and the other half comes from
+      // the peer, so the full barrier always expects all B_STAGE_BYTES; a box
+      // whose start lies past N is loaded from n0 instead (in range), so that
+      // no half is ever skipped (see the comment above the kernel).
+      //   K-major: one box {64 K, 128 N rows} at N row n0 + 128*rank, written
+      //            128 rows (16384 B, a multiple of 1024) into the stage.
+      //   N-major: atom columns 2*rank and 2*rank+1, box {64 N, 64 K} each.
+      // (b_n / b_off: 2 entries, both used only for N-major; indexed with
+      // compile-time indices only, so they stay in registers.)
+      static_assert((BN / MN_ATOM) % 2 == 0, "a pair splits B's atom columns in two halves");
+      constexpr int kPairBoxes = B_MN ? (BN / MN_ATOM) / 2 : 1;   // B boxes per CTA of a pair
+      int b_boxes = 1;
+      int b_n[2] = {n0, n0};
+      uint32_t b_off[2] = {0, 0};
+      if (!paired) {
+        if constexpr (B_MN) {
+          b_boxes = min(BN / MN_ATOM, (N - n0 + MN_ATOM - 1) / MN_ATOM);
+          stage_bytes += b_boxes * MN_COL_BYTES;
+        } else {
+          stage_bytes += B_STAGE_BYTES;
+        }
       } else {
         stage_bytes += B_STAGE_BYTES;
+        if constexpr (B_MN) {
+#pragma unroll
+          for (int i = 0; i < kPairBoxes; ++i) {
+            const int j = kPairBoxes * static_cast<int>(rank) + i;   // atom column
+            b_n[i] = (n0 + j * MN_ATOM < N) ? n0 + j * MN_ATOM : n0;
+            b_off[i] = j * MN_COL_BYTES;
+          }
+        } else {
+          const int half = static_cast<int>(rank) * (BN / 2);
+          b_n[0] = (n0 + half < N) ? n0 + half : n0;
+          b_off[0] = half * BK * ELEM_BYTES;
+        }
       }
       for (int kt = 0; kt < num_k_tiles; ++kt) {
         const int s = kt % STAGES;
         const uint32_t parity = ((kt / STAGES) & 1) ^ 1;    // first pass: passes at once [F9]
-        mbar_wait(empty_bar(s), parity, 0, kt, s, watchdog);
+        if (paired) mbar_wait<true>(empty_bar(s), parity, 0, kt, s, watchdog);
+        else        mbar_wait<false>(empty_bar(s), parity, 0, kt, s, watchdog);
         mbar_arrive_expect_tx(full_bar(s), stage_bytes);    // full box bytes even when partly OOB
         const int kc = kt * BK;
         const uint32_t a_dst = a_smem + s * A_STAGE_BYTES;
@@ -634,18 +875,36 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_a,
             tma_load_2d(a_dst + j * MN_COL_BYTES, &tmap_a, full_bar(s), m0 + j * MN_ATOM, kc);
         } else {
           // tensor map A: dim0 = K (contiguous), dim1 = M; box {64, 128}
-          tma_load_2d(a_dst, &tmap_a, full_bar(s), kc, m0);
+          if (a_boxes > 0) tma_load_2d(a_dst, &tmap_a, full_bar(s), kc, m0);
         }
-        if constexpr (B_MN) {
-          // tensor map B: dim0 = N (contiguous), dim1 = K; box {64, 64}
-          for (int j = 0; j < b_boxes; ++j)
-            tma_load_2d(b_dst + j * MN_COL_BYTES, &tmap_b, full_bar(s), n0 + j * MN_ATOM, kc);
+        if (!paired) {
+          if constexpr (B_MN) {
+            // tensor map B: dim0 = N (contiguous), dim1 = K; box {64, 64}
+            for (int j = 0; j < b_boxes; ++j)
+              tma_load_2d(b_dst + j * MN_COL_BYTES, &tmap_b, full_bar(s), n0 + j * MN_ATOM, kc);
+          } else {
+            // tensor map B: dim0 = K (contiguous), dim1 = N; box {64, 256}
+            tma_load_2d(b_dst, &tmap_b, full_bar(s), kc, n0);
+          }
         } else {
-          // tensor map B: dim0 = K (contiguous), dim1 = N; box {64, 256}
-          tma_load_2d(b_dst, &tmap_b, full_bar(s), kc, n0);
+          // Both CTAs of the pair (ctaMask 0b11) receive this half at the same
+          // offset, and complete_tx on their own full[s].
+#pragma unroll
+          for (int i = 0; i < kPairBoxes; ++i) {
+            if constexpr (B_MN) {
+              // box {64 (N), 64 (K)}
+              tma_load_2d_multicast(b_dst + b_off[i], &tmap_b, full_bar(s), b_n[i], kc, 0x3);
+            } else {
+              // box {64 (K), 128 (N)} (tensor map made with BN / 2 rows)
+              tma_load_2d_multicast(b_dst + b_off[i], &tmap_b, full_bar(s), kc, b_n[i], 0x3);
+            }
+          }
         }
       }
     }
+    // Pair: this thread's part of the exit barrier.  Its last remote accesses
+    // are multicasts, which the consumers of both CTAs wait for on full[s].
+    if (paired) cluster_arrive();
   } else {
     // =============================== consumers ==============================
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" :: "n"(CONSUMER_REGS));
@@ -666,6 +925,13 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_a,
     const uint64_t b_fields = B_MN ? desc_fields(mn_lbo, mn_sbo) : desc_fields(KMAJ_LBO, KMAJ_SBO);
     constexpr uint32_t A_KSTEP = A_MN ? MN_KSTEP_BYTES : KMAJ_KSTEP_BYTES;
     constexpr uint32_t B_KSTEP = B_MN ? MN_KSTEP_BYTES : KMAJ_KSTEP_BYTES;
+
+    // Hand stage s back: to this CTA's producer and, in a pair, to the peer's
+    // producer (whose multicast also writes this CTA's stage s).
+    auto release = [&](int s) {
+      mbar_arrive(empty_bar(s));
+      if (paired) mbar_arrive_remote(mapa_shared(empty_bar(s), peer));
+    };
 
     for (int kt = 0; kt < num_k_tiles; ++kt) {
       const int s = kt % STAGES;
@@ -697,12 +963,17 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_a,
       // so its stage can be handed back to the producer.
       wgmma_wait<1>();
       acc_fence(acc);
-      if (kt > 0 && lane == 0) mbar_arrive(empty_bar((kt - 1) % STAGES));
+      if (kt > 0 && lane == 0) release((kt - 1) % STAGES);
       __syncwarp();
     }
     wgmma_wait<0>();
     acc_fence(acc);
-    if (num_k_tiles > 0 && lane == 0) mbar_arrive(empty_bar((num_k_tiles - 1) % STAGES));
+    // The last stage's release is awaited by nobody (no k-tile follows), but
+    // it keeps every phase count whole; in a pair it is also this warp's last
+    // remote access, so the exit barrier's arrive comes right after it, and
+    // the epilogue below overlaps with the peer's.
+    if (num_k_tiles > 0 && lane == 0) release((num_k_tiles - 1) % STAGES);
+    if (paired) cluster_arrive();
 
     // ------------------------------- epilogue -------------------------------
     // Fragment layout [F4] / [F14].  Direct global stores, bounds-checked.
@@ -781,6 +1052,10 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_a,
       }
     }
   }
+  // Pair: no CTA exits (freeing its shared memory and barriers) before every
+  // thread of both CTAs has made its last remote access (remote arrives,
+  // multicasts) and arrived above [F19].
+  if (paired) cluster_wait();
 }
 
 // ============================================================================
@@ -885,14 +1160,18 @@ struct Options {
   bool pad = true;
   char diag = 0;                          // 0, 'a' or 'b'
   uint32_t mn_lbo = MN_LBO_DEFAULT, mn_sbo = MN_SBO_DEFAULT;
+  int group = 1;                          // block rows per raster group (map_tile)
+  int cluster = 1;                        // CTAs per cluster along M (1 or 2)
 };
 
 static void usage(const char* prog) {
   fprintf(stderr,
           "usage: %s M N K [--type F16_IN_F32_OUT|F16_IN_OUT|BF16_IN_F32_OUT] [--ta 0|1] [--tb 0|1]\n"
           "          [--check] [--repeat R] [--seed S] [--no-pad] [--diag a|b]\n"
-          "          [--mn-lbo BYTES] [--mn-sbo BYTES]\n"
+          "          [--mn-lbo BYTES] [--mn-sbo BYTES] [--group G] [--cluster 1|2]\n"
           "  D = 1.5 * op(A) * op(B) + 0.5 * C; C, D M x N row-major.\n"
+          "  --group G: blocks walk down G block rows before the next block column (default 1)\n"
+          "  --cluster 2: clusters of 2 blocks along M sharing B by TMA multicast (default 1)\n"
           "  ta=0: A stored M x K (K contiguous); ta=1: A stored K x M (M contiguous), op(A) = A^T\n"
           "  tb=0: B stored K x N (N contiguous); tb=1: B stored N x K (K contiguous), op(B) = B^T\n"
           "  Contiguous dimensions are padded to a multiple of 8 unless --no-pad.\n",
@@ -1032,12 +1311,16 @@ static int run_pair(const Options& opt, const cudaDeviceProp& prop) {
                                             : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
   const CUtensorMap tmap_a = ta ? make_tmap(encode, tdt, dA, M, K, lda, MN_ATOM, BK, "A (M-major)")
                                 : make_tmap(encode, tdt, dA, K, M, lda, BK, BM, "A (K-major)");
-  const CUtensorMap tmap_b = tb ? make_tmap(encode, tdt, dB, K, N, ldb, BK, BN, "B (K-major)")
+  // K-major B in a cluster pair: each CTA loads (and multicasts) half of the
+  // 256 N rows, so the box has BN / 2 rows.  N-major boxes are one atom column
+  // either way.
+  const CUtensorMap tmap_b = tb ? make_tmap(encode, tdt, dB, K, N, ldb, BK, BN / opt.cluster,
+                                            opt.cluster > 1 ? "B (K-major, half box)" : "B (K-major)")
                                 : make_tmap(encode, tdt, dB, N, K, ldb, MN_ATOM, BK, "B (N-major)");
 
   // ------------------------------ kernel setup ------------------------------
   using KernelFn = void (*)(const CUtensorMap, const CUtensorMap, const Out*, Out*, int, int, int,
-                            float, float, uint32_t, uint32_t, WatchdogRecord*);
+                            float, float, uint32_t, uint32_t, int, int, WatchdogRecord*);
   KernelFn kern = nullptr;
   if (ta == 0 && tb == 1) kern = gemm_wgmma_kernel<P, false, false>;
   if (ta == 0 && tb == 0) kern = gemm_wgmma_kernel<P, false, true>;
@@ -1060,14 +1343,80 @@ static int run_pair(const Options& opt, const cudaDeviceProp& prop) {
                     "smem %d B)\n", fattr.numRegs, NUM_THREADS, SMEM_BYTES);
     return 2;
   }
-  const dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM);
-  const dim3 block(NUM_THREADS);
-  if (grid.y > 65535) {
-    fprintf(stderr, "error: M=%d needs %u row tiles, more than gridDim.y allows (65535)\n", M, grid.y);
+  // 1-D grid, block order from map_tile(): cluster rows of `cl` block rows
+  // (rounded up: with cl = 2 and an odd number of block rows the last pair's
+  // second block lies past M), groups of group_c cluster rows.
+  const int cl = opt.cluster;
+  const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+  const long long crows = (tiles_m + cl - 1) / cl;
+  const long long nblocks = crows * cl * tiles_n;
+  if (nblocks > 0x7FFFFFFFLL) {
+    fprintf(stderr, "error: %lld blocks do not fit a 1-D grid (2^31 - 1)\n", nblocks);
     return 2;
   }
-  printf("launch: grid (%u, %u) = %u blocks, %d threads, %d blocks/SM possible\n", grid.x, grid.y,
-         grid.x * grid.y, NUM_THREADS, blocks_per_sm);
+  // --group counts block rows; with a cluster the group is a whole number of
+  // cluster rows (rounded up), and never more than there are.
+  const int group_c = static_cast<int>(std::min<long long>((opt.group + cl - 1) / cl, crows));
+  g_raster.tiles_m = tiles_m;
+  g_raster.tiles_n = tiles_n;
+  g_raster.cluster = cl;
+  g_raster.group_c = group_c;
+  {
+    // Host check of the order: every tile (including the padded block row of
+    // an odd pair) exactly once, the two blocks of a cluster on the same N
+    // block and on block rows 2c, 2c+1.  Cheap next to the data set-up.
+    std::vector<int> seen(static_cast<size_t>(crows * cl * tiles_n), 0);
+    for (long long b = 0; b < nblocks; ++b) {
+      int tm, tn, tm0, tn0;
+      map_tile(static_cast<int>(b), static_cast<int>(b % cl), tiles_m, tiles_n, cl, group_c, tm, tn);
+      map_tile(static_cast<int>(b - b % cl), 0, tiles_m, tiles_n, cl, group_c, tm0, tn0);
+      const bool ok_tile = tm >= 0 && tm < crows * cl && tn >= 0 && tn < tiles_n &&
+                           tn == tn0 && tm == tm0 + b % cl && tm0 % cl == 0;
+      if (!ok_tile || seen[static_cast<size_t>(tm) * tiles_n + tn]++ != 0) {
+        fprintf(stderr, "error: block order bug: block %lld -> tile (%d, %d)\n", b, tm, tn);
+        return 2;
+      }
+    }
+  }
+  const dim3 grid(static_cast<unsigned>(nblocks));
+  const dim3 block(NUM_THREADS);
+  printf("launch: 1-D grid of %u blocks (%d block rows%s x %d block columns), %d threads, "
+         "%d blocks/SM possible\n", grid.x, static_cast<int>(crows * cl),
+         crows * cl > tiles_m ? ", the last one past M" : "", tiles_n, NUM_THREADS, blocks_per_sm);
+  printf("launch: order %s: --group %d -> groups of %d block rows (%d cluster rows of %d); "
+         "cluster %d%s; first blocks -> tiles (row, col):", opt.group == 1 && cl == 1 ?
+         "row-major, N fastest (as the former 2-D grid)" : "grouped, M fastest within a group",
+         opt.group, group_c * cl, group_c, cl, cl,
+         cl > 1 ? " along M, B multicast (half per CTA)" : " (no cluster launch)");
+  for (int b = 0; b < std::min<long long>(nblocks, 6); ++b) {
+    int tm, tn;
+    map_tile(b, b % cl, tiles_m, tiles_n, cl, group_c, tm, tn);
+    printf(" (%d,%d)", tm, tn);
+  }
+  printf("\n");
+  cudaLaunchAttribute cluster_attr[1];
+  cluster_attr[0].id = cudaLaunchAttributeClusterDimension;
+  cluster_attr[0].val.clusterDim.x = static_cast<unsigned>(cl);
+  cluster_attr[0].val.clusterDim.y = 1;
+  cluster_attr[0].val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = SMEM_BYTES;
+  cfg.stream = 0;
+  cfg.attrs = cluster_attr;
+  cfg.numAttrs = 1;
+  if (cl > 1) {
+    int max_clusters = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&max_clusters, kern, &cfg));
+    printf("launch: at most %d clusters of %d resident at once (%d blocks per wave, %d SMs)\n",
+           max_clusters, cl, max_clusters * cl, prop.multiProcessorCount);
+    if (max_clusters < 1) {
+      fprintf(stderr, "error: a cluster of %d blocks of %d B shared memory does not fit\n", cl,
+              SMEM_BYTES);
+      return 2;
+    }
+  }
 
   WatchdogRecord* wd_host = nullptr;
   WatchdogRecord* wd_dev = nullptr;
@@ -1078,8 +1427,14 @@ static int run_pair(const Options& opt, const cudaDeviceProp& prop) {
   g_watchdog_host = wd_host;
 
   auto launch = [&]() {
-    kern<<<grid, block, SMEM_BYTES>>>(tmap_a, tmap_b, dC, dD, M, N, K, alpha, beta, opt.mn_lbo,
-                                      opt.mn_sbo, wd_dev);
+    if (cl == 1) {
+      kern<<<grid, block, SMEM_BYTES>>>(tmap_a, tmap_b, dC, dD, M, N, K, alpha, beta, opt.mn_lbo,
+                                        opt.mn_sbo, group_c, cl, wd_dev);
+    } else {
+      CUDA_CHECK(cudaLaunchKernelEx(&cfg, kern, tmap_a, tmap_b, static_cast<const Out*>(dC), dD,
+                                    M, N, K, alpha, beta, opt.mn_lbo, opt.mn_sbo, group_c, cl,
+                                    wd_dev));
+    }
   };
 
   launch();
@@ -1384,8 +1739,8 @@ static int run_pair(const Options& opt, const cudaDeviceProp& prop) {
     };
     const double t_ours = time_it([&]() { launch(); }, "wgmma");
     const double t_cublas = time_it([&]() { CUBLAS_CHECK(run_cublas()); }, "cuBLAS");
-    printf("[time] ratio wgmma / cuBLAS = %.3f  (type %s, ta=%d tb=%d)\n", t_ours / t_cublas,
-           Tr::kName, ta, tb);
+    printf("[time] ratio wgmma / cuBLAS = %.3f  (type %s, ta=%d tb=%d, group %d, cluster %d)\n",
+           t_ours / t_cublas, Tr::kName, ta, tb, opt.group, opt.cluster);
     CUDA_CHECK(cudaEventDestroy(e0));
     CUDA_CHECK(cudaEventDestroy(e1));
   }
@@ -1423,6 +1778,8 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--tb") && has_val) opt.tb = parse01(argv[++i], "--tb");
     else if (!strcmp(argv[i], "--mn-lbo") && has_val) opt.mn_lbo = (uint32_t)strtoul(argv[++i], nullptr, 10);
     else if (!strcmp(argv[i], "--mn-sbo") && has_val) opt.mn_sbo = (uint32_t)strtoul(argv[++i], nullptr, 10);
+    else if (!strcmp(argv[i], "--group") && has_val) opt.group = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--cluster") && has_val) opt.cluster = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--diag") && has_val) {
       const char* d = argv[++i];
       if (strcmp(d, "a") && strcmp(d, "b")) { fprintf(stderr, "error: --diag takes a or b\n"); return 2; }
@@ -1441,6 +1798,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (opt.repeat < 0) opt.repeat = 0;
+  if (opt.group < 1 || opt.group > (1 << 24)) {
+    fprintf(stderr, "error: --group must be a positive number of block rows, got %d\n", opt.group);
+    return 2;
+  }
+  if (opt.cluster != 1 && opt.cluster != 2) {
+    fprintf(stderr, "error: --cluster must be 1 or 2, got %d\n", opt.cluster);
+    return 2;
+  }
   for (uint32_t v : {opt.mn_lbo, opt.mn_sbo}) {
     if (v == 0 || v % 16 != 0 || v >= (1u << 18)) {
       fprintf(stderr, "error: --mn-lbo/--mn-sbo must be a positive multiple of 16 below 2^18 "
