@@ -12,7 +12,10 @@ Two tables, each between its markers in the post:
   sweep of the same day;
 - <!-- tiles:begin --> ... <!-- tiles:end -->: every tile of the half / float
   pair, each forced, as a share of cuBLAS at a few sizes, from the measurement
-  of every tile (scripts/tiles_gpu.sh).
+  of every tile (scripts/tiles_gpu.sh);
+- <!-- longk:begin --> ... <!-- longk:end -->: narrow, long problems with the tile
+  the program chooses, K split as it chooses and unsplit, beside cuBLAS
+  (scripts/long_k_gpu.sh).
 
 Without --into the tables are printed. The worklog's tables (steps, ceiling,
 parts) are made by scripts/worklog.py table. Standard library only.
@@ -35,6 +38,9 @@ SIZE = 8192
 TILES = "results/nvidia-h100-80gb-hbm3-2026-11-23-tiles.csv"      # every tile, each forced
 TILES_PAIR = "F16_IN_F32_OUT"
 TILES_SIZES = [256, 1024, 2048, 3000, 8192]
+LONG_K = "results/nvidia-h100-80gb-hbm3-2026-11-23-long-k.csv"    # narrow, long problems
+LONG_K_PAIRS = ["F16_IN_F32_OUT", "I8_IN_I32_OUT"]
+LONG_K_SIZES = [(512, 512, 16384), (256, 256, 65536), (1024, 1024, 16384)]
 
 
 def sweep_cells(path=SWEEP, size=SIZE):
@@ -96,8 +102,39 @@ def tiles_table(shares):
     return "\n".join(lines) + "\n"
 
 
+def long_k_runs(path=LONG_K):
+    """{(pair, (M, N, K)): (tile, slices, split eTOPS, unsplit eTOPS, cuBLAS eTOPS)} from the
+    runs with the chosen tile: first as chosen, then with --split-k=1, each followed by the
+    cuBLAS line of its own run (the split run's is the one shown)."""
+    _, rows = sweep.read_csv(REPO / path)
+    runs = {}
+    for i, r in enumerate(rows):
+        if r["impl"] == "tiled" and r["tile_choice"] == "chosen":
+            assert rows[i + 1]["impl"] == "cublas", "each run's cuBLAS line follows its kernel's"
+            runs.setdefault((r["type"], (r["M"], r["N"], r["K"])), []).append((r, rows[i + 1]))
+    table = {}
+    for key, found in runs.items():
+        (split, cublas), (unsplit, _) = found
+        assert int(unsplit["slices"]) == 1, key
+        table[key] = (split["tile"], int(split["slices"]), split["etops"], unsplit["etops"], cublas["etops"])
+    return table
+
+
+def long_k_table(runs):
+    lines = ["| problem | pair | tile, slices | unsplit | split | cuBLAS | split / cuBLAS |",
+             "|---|---|---|---:|---:|---:|---:|"]
+    for m, n, k in LONG_K_SIZES:
+        for pair in LONG_K_PAIRS:
+            tile, slices, split, unsplit, cublas = runs[(pair, (m, n, k))]
+            lines.append(f"| {m} × {n} × {k} | {worklog.SHORT_NAMES[pair]} "
+                         f"| `{tile}`, {slices} | {unsplit:.0f} | {split:.0f} | {cublas:.0f} "
+                         f"| {100 * split / cublas:.0f} % |")
+    return "\n".join(lines) + "\n"
+
+
 def tables():
     return {"at8192": at_size_table(sweep_cells()), "tiles": tiles_table(tile_shares()),
+            "longk": long_k_table(long_k_runs()),
             "jetson": jetson_table(jetson_cells(), sweep_cells(JETSON_DAY_SWEEP))}
 
 

@@ -315,3 +315,26 @@ def test_numbers_from_the_variants_and_the_profiles():
         assert phrase in PROSE, phrase
         for written, value in values:
             assert close(written, value), f"{phrase}: {written} is written, the results give {value:.4g}"
+
+
+def test_the_claims_about_split_k_are_its_measurements():
+    runs = numbers.long_k_runs()
+    assert len(runs) == 4 * 4
+    gains = {key: split / unsplit for key, (_, _, split, unsplit, _) in runs.items()}
+    shares = {key: split / cublas for key, (_, _, split, _, cublas) in runs.items()}
+    long_sizes = numbers.LONG_K_SIZES
+    # "doubles the speed or better where the tile leaves most of the GPU idle"
+    for pair in numbers.LONG_K_PAIRS:
+        for size in long_sizes[:2]:
+            assert gains[(pair, size)] >= 2, (pair, size)
+        # "gains least at 1024 x 1024 x 16384"
+        assert gains[(pair, long_sizes[2])] == min(gains[(pair, s)] for s in long_sizes)
+    assert "Splitting doubles the speed or better where the tile leaves most of the GPU" in " ".join(PROSE.split())
+    # "about half of cuBLAS": 48 to 59 % in the table
+    assert all(0.45 <= shares[(p, s)] <= 0.6 for p in numbers.LONG_K_PAIRS for s in long_sizes)
+    # "in 16 slices of 1024, wins again", and the table's pair runs every size
+    tile, slices, *_ = runs[("F16_IN_F32_OUT", long_sizes[0])]
+    assert (tile, slices) == ("128x256x64", 16)
+    assert "worklog's tile, in 16 slices of 1024, wins again" in " ".join(PROSE.split())
+    # At 512^3 nothing is split, split or not.
+    assert all(runs[(p, (512, 512, 512))][1] == 1 for p in numbers.LONG_K_PAIRS)
