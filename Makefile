@@ -56,16 +56,26 @@ ifneq ($(TRANSPOSE_B),)
 endif
 
 # The GPU to build for: ARCH if given, else the GPU in this machine, else a
-# set that covers the A100 (sm_80), the Jetson AGX Orin (sm_87) and Hopper (sm_90).
+# set that covers the A100 (sm_80), the Jetson AGX Orin (sm_87) and Hopper (sm_90a).
+# Hopper is built as sm_90a, whose code has the wgmma and setmaxnreg instructions of
+# the Hopper kernel; it is spelled with -gencode, because -arch=sm_90a also runs a plain
+# sm_90 pass, which rejects them.
+HOPPER := -gencode arch=compute_90a,code=sm_90a
 ifneq ($(ARCH),)
-  GENCODE := -arch=$(ARCH)
+  ifeq ($(ARCH),sm_90a)
+    GENCODE := $(HOPPER)
+  else
+    GENCODE := -arch=$(ARCH)
+  endif
 else
   GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
-  ifneq ($(GPU_CC),)
+  ifeq ($(GPU_CC),90)
+    GENCODE := $(HOPPER)
+  else ifneq ($(GPU_CC),)
     GENCODE := -arch=sm_$(GPU_CC)
   else
     GENCODE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_87,code=sm_87 \
-               -gencode arch=compute_90,code=[sm_90,compute_90]
+               $(HOPPER) -gencode arch=compute_90,code=compute_90
   endif
 endif
 

@@ -41,12 +41,12 @@ fi
 libs=""; [ "$CUBLAS" = 1 ] && libs="-lcublas"
 build() {   # build TYPE SHAPE TA TB
     name="$1-$2-$3$4"
-    $NVCC -O3 -std=c++17 -lineinfo -arch=sm_$cc -DTYPE_FROM_MAKE -D"$1" -DMNK_FROM_MAKE -DMNK_"$2" \
+    $NVCC -O3 -std=c++17 -lineinfo $target -DTYPE_FROM_MAKE -D"$1" -DMNK_FROM_MAKE -DMNK_"$2" \
         -DTRANSPOSE_A="$3" -DTRANSPOSE_B="$4" -DUSE_CUBLAS="$CUBLAS" \
         -o "$dir/$name" "$dir/gemm.cu" $libs > "$dir/$name.build.log" 2>&1 \
         || echo "BUILD FAILED $name" >> "$dir/build-failures"
 }
-export -f build; export NVCC cc CUBLAS dir libs
+export -f build; export NVCC cc target CUBLAS dir libs
 
 list=""
 for c in $configs; do

@@ -15,3 +15,6 @@ if ! command -v nvcc >/dev/null 2>&1; then
     echo "$gpu_script: nvcc is not on PATH; this script needs the CUDA toolkit" >&2
     exit 3
 fi
+# The nvcc target for that GPU: Hopper as sm_90a, whose code has the Hopper kernel's
+# instructions (spelled with -gencode: -arch=sm_90a also runs a plain sm_90 pass).
+if [ "$cc" = 90 ]; then target="-gencode arch=compute_90a,code=sm_90a"; else target="-arch=sm_$cc"; fi

@@ -501,10 +501,15 @@ def find_gpu(prog="sweep.py", anywhere="report"):
     return name, cap.replace(".", ""), driver
 
 
+def target_flags(cc):
+    """nvcc's target for a GPU: Hopper as sm_90a, for the Hopper kernel's instructions."""
+    return ["-gencode", "arch=compute_90a,code=sm_90a"] if cc == "90" else [f"-arch=sm_{cc}"]
+
+
 def build_one(build, cc, type_pair, tb):
     """Build one binary; returns (type, tb, seconds, error text or None)."""
     out = build / f"{type_pair}-{tb}"
-    cmd = ["nvcc", "-O3", "-std=c++17", "-lineinfo", f"-arch=sm_{cc}",
+    cmd = ["nvcc", "-O3", "-std=c++17", "-lineinfo", *target_flags(cc),
            "-DTYPE_FROM_MAKE", f"-D{type_pair}", "-DMNK_FROM_MAKE",
            "-DTRANSPOSE_A=0", f"-DTRANSPOSE_B={tb}", "-DUSE_CUBLAS=1",
            "-o", str(out), str(build / "gemm.cu"), "-lcublas"]

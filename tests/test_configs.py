@@ -483,8 +483,15 @@ def test_make_without_arch_and_gpu_covers_a100_orin_and_hopper(make_dir, gpu_pre
     if gpu_present:
         pytest.skip("this machine has a GPU; the Makefile builds for it alone")
     line = nvcc_line(make_n(make_dir))
-    for sm in ["sm_80", "sm_87", "sm_90"]:
+    for sm in ["sm_80", "sm_87", "sm_90a"]:   # Hopper with its own instructions (wgmma)
         assert re.search(rf"code=\[?{sm}\b", line), line
+    assert "arch=compute_90,code=compute_90" in line, "PTX for newer GPUs"
+
+
+def test_make_spells_sm90a_with_gencode(make_dir):
+    """-arch=sm_90a would also run a plain sm_90 pass, which rejects wgmma and setmaxnreg."""
+    flags = nvcc_line(make_n(make_dir, "ARCH=sm_90a")).split()
+    assert "arch=compute_90a,code=sm_90a" in flags and not any(f.startswith("-arch") for f in flags)
 
 
 def test_make_refuses_a_setting_of_several_words(make_dir):

@@ -1,0 +1,85 @@
+"""The Hopper kernel (gemm.md, "Beyond WMMA"), checked without a GPU: that sm_90a builds of the
+16-bit pairs hold the wgmma, TMA and setmaxnreg instructions the chapter describes, with no
+spills and nothing serialised; that other targets and pairs have no such code and say so;
+and that the Makefile spells the sm_90a target so that those instructions are allowed.
+"""
+
+import re
+import subprocess
+
+import pytest
+
+from conftest import BASE_FLAGS, NVCC, config_defines
+
+HOPPER = ["-gencode", "arch=compute_90a,code=sm_90a"]
+# (pair, transpose A, transpose B): the dtypes of wgmma, and the TMA boxes of a step
+# (one for an operand stored along K; two for A and four for B stored along M or N).
+CASES = [("F16_IN_F32_OUT", 0, 1, ".f32.f16.f16", 2), ("F16_IN_F32_OUT", 0, 0, ".f32.f16.f16", 5),
+         ("F16_IN_OUT", 1, 0, ".f16.f16.f16", 6), ("BF16_IN_F32_OUT", 1, 1, ".f32.bf16.bf16", 3)]
+
+
+def ptx_and_report(gemm_cu, tmp_path, defines, target):
+    ptx = tmp_path / "k.ptx"
+    result = subprocess.run([NVCC, *BASE_FLAGS, *target, *defines, "-ptx", "-o", ptx, gemm_cu],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    text = ptx.read_text()
+    entries = re.split(r"(?m)^(?:\.visible\s+)?\.entry\s+", text)
+    wgmma = [e for e in entries[1:] if e.startswith("_Z10gemm_wgmma")]
+    cubin = subprocess.run([NVCC, *BASE_FLAGS, *target, *defines, "-cubin", "-Xptxas", "-v",
+                            "-o", tmp_path / "k.cubin", gemm_cu], capture_output=True, text=True)
+    assert cubin.returncode == 0, cubin.stderr
+    return (wgmma[0] if wgmma else None), cubin.stderr
+
+
+@pytest.mark.parametrize("pair, ta, tb, dtype, boxes", CASES)
+def test_the_sm90a_build_has_the_hopper_instructions(gemm_cu, tmp_path, pair, ta, tb, dtype, boxes):
+    kernel, report = ptx_and_report(gemm_cu, tmp_path, config_defines(pair, None, ta, tb), HOPPER)
+    assert kernel is not None
+    # Four wgmmas of 64 x 256 x 16 per stage of 64 along K, A and B flagged as stored.
+    calls = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n256k16(\S+) .*?p, 1, 1, (\d), (\d);", kernel)
+    assert len(calls) == 4 and all(c == (dtype, str(ta), str(1 - tb)) for c in calls), calls
+    assert kernel.count("cp.async.bulk.tensor.2d") == boxes
+    assert "setmaxnreg.dec.sync.aligned.u32 40" in kernel and "setmaxnreg.inc.sync.aligned.u32 232" in kernel
+    assert "wgmma.wait_group.sync.aligned 1" in kernel and "mbarrier.try_wait.parity" in kernel
+    # ptxas: no spills in the Hopper kernel, setmaxnreg honoured (C7508), wgmma not serialised (C7510).
+    part = report[report.index("gemm_wgmma"):]
+    part = part[:part.index("Compile time")]
+    assert "0 bytes spill stores, 0 bytes spill loads" in part, part
+    assert "C7508" not in report and "C7510" not in report, report
+
+
+def test_other_targets_and_pairs_have_no_hopper_code(gemm_cu, tmp_path):
+    kernel, _ = ptx_and_report(gemm_cu, tmp_path, config_defines("F16_IN_F32_OUT", None, 0, 1),
+                               ["-arch=sm_90"])
+    assert kernel is not None and "wgmma." not in kernel and "cp.async.bulk" not in kernel
+    kernel, _ = ptx_and_report(gemm_cu, tmp_path, config_defines("I8_IN_I32_OUT", None, 0, 1), HOPPER)
+    assert kernel is None
+
+
+@pytest.fixture(scope="module")
+def binaries(gemm_cu, nvcc, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("hopper")
+    made = {}
+    for pair in ("F16_IN_F32_OUT", "I8_IN_I32_OUT"):
+        made[pair] = folder / pair
+        result = nvcc(gemm_cu, made[pair], config_defines(pair, None, 0, 1))
+        assert result.returncode == 0, result.stderr
+    return made
+
+
+@pytest.mark.parametrize("pair, args, words", [
+    ("I8_IN_I32_OUT", ["--kernel=wgmma"], ["--kernel=wgmma", "16-bit pairs", "I8_IN_I32_OUT"]),
+    ("F16_IN_F32_OUT", ["--kernel=wgmma", "--tile=64x64x64"], ["--tile", "--kernel=wgmma"]),
+    ("F16_IN_F32_OUT", ["--kernel=wgmma", "--split-k=2"], ["--split-k", "--kernel=wgmma"]),
+])
+def test_the_hopper_kernel_options_say_what_is_wrong(binaries, pair, args, words):
+    result = subprocess.run([str(binaries[pair]), *args], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and result.stdout == ""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and all(w in lines[0] for w in words), result.stderr
+
+
+def test_help_names_the_hopper_kernel(binaries):
+    text = subprocess.run([str(binaries["F16_IN_F32_OUT"]), "--help"], capture_output=True, text=True).stdout
+    assert "wgmma (Hopper, 16-bit pairs)" in text
