@@ -11,12 +11,13 @@
 #   bash scripts/gpu_session.sh tiles     every tile of every pair over the sweep's sizes (tiles_gpu.sh)
 #   bash scripts/gpu_session.sh long-k    small M x N with a long K, every tile (long_k_gpu.sh)
 #   bash scripts/gpu_session.sh hopper    the Hopper prototype's first runs (hopper/run_gpu.sh)
+#   bash scripts/gpu_session.sh wgmma     the Hopper kernel's block order, and the 16-bit sweep (wgmma_gpu.sh)
 #
 # Each piece first prints the GPU, its clocks and the commit, so that the
 # logs say where and on what they were measured.
 set -u
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { echo "usage: bash scripts/gpu_session.sh check|worklog|parts|sweep|tiles|long-k|hopper [ARGS]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bash scripts/gpu_session.sh check|worklog|parts|sweep|tiles|long-k|hopper|wgmma [ARGS]" >&2; exit 2; }
 piece=$1
 shift
 . scripts/gpu_env.sh gpu_session
@@ -37,5 +38,6 @@ case $piece in
     tiles)   OUT=$OUT bash scripts/tiles_gpu.sh "$@" 2>&1 | tee "$OUT/tiles.txt" ;;
     long-k)  OUT=$OUT bash scripts/long_k_gpu.sh 2>&1 | tee "$OUT/long-k.txt" ;;
     hopper)  OUT=$OUT bash hopper/run_gpu.sh 2>&1 | tee "$OUT/hopper.txt" ;;
+    wgmma)   OUT=$OUT bash scripts/wgmma_gpu.sh 2>&1 | tee "$OUT/wgmma.txt" ;;
     *)       echo "gpu_session: no piece called '$piece'" >&2; exit 2 ;;
 esac
