@@ -13,6 +13,9 @@ Two tables, each between its markers in the post:
 - <!-- tiles:begin --> ... <!-- tiles:end -->: every tile of the half / float
   pair, each forced, as a share of cuBLAS at a few sizes, from the measurement
   of every tile (scripts/tiles_gpu.sh);
+- <!-- hopper:begin --> ... <!-- hopper:end -->: the Hopper kernel beside the
+  tiled kernel and cuBLAS for the 16-bit pairs at a few sizes, B plain / B
+  transposed, from the sweep of the 16-bit pairs with it;
 - <!-- longk:begin --> ... <!-- longk:end -->: narrow, long problems with the tile
   the program chooses, K split as it chooses and unsplit, beside cuBLAS
   (scripts/long_k_gpu.sh).
@@ -38,6 +41,8 @@ SIZE = 8192
 TILES = "results/nvidia-h100-80gb-hbm3-2026-11-23-tiles.csv"      # every tile, each forced
 TILES_PAIR = "F16_IN_F32_OUT"
 TILES_SIZES = [256, 1024, 2048, 3000, 8192]
+HOPPER_SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-23-wgmma-sweep.csv"   # the 16-bit pairs
+HOPPER_SIZES = [1024, 4096, 8192]
 LONG_K = "results/nvidia-h100-80gb-hbm3-2026-11-23-long-k.csv"    # narrow, long problems
 LONG_K_PAIRS = ["F16_IN_F32_OUT", "I8_IN_I32_OUT"]
 LONG_K_SIZES = [(512, 512, 16384), (256, 256, 65536), (1024, 1024, 16384)]
@@ -102,6 +107,19 @@ def tiles_table(shares):
     return "\n".join(lines) + "\n"
 
 
+def hopper_table(path=HOPPER_SWEEP, sizes=HOPPER_SIZES):
+    """Per pair and size: the tiled kernel, the Hopper kernel, cuBLAS, and Hopper / cuBLAS."""
+    lines = ["| pair | size | tiled | Hopper | cuBLAS | Hopper / cuBLAS |", "|---|---:|---:|---:|---:|---:|"]
+    for t in ["F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT"]:
+        for n in sizes:
+            cells = sweep_cells(path, n)
+            shares = [worklog.percent(cells.get((t, b, "wgmma")), cells.get((t, b, "cublas"))).replace(" %", "")
+                      for b in (0, 1)]
+            lines.append(f"| {worklog.SHORT_NAMES[t]} | {n}³ | {pair(cells, t, 'tiled')} | "
+                         f"{pair(cells, t, 'wgmma')} | {pair(cells, t, 'cublas')} | {' / '.join(shares)} % |")
+    return "\n".join(lines) + "\n"
+
+
 def long_k_runs(path=LONG_K):
     """{(pair, (M, N, K)): (tile, slices, split eTOPS, unsplit eTOPS, cuBLAS eTOPS)} from the
     runs with the chosen tile: first as chosen, then with --split-k=1, each followed by the
@@ -134,7 +152,7 @@ def long_k_table(runs):
 
 def tables():
     return {"at8192": at_size_table(sweep_cells()), "tiles": tiles_table(tile_shares()),
-            "longk": long_k_table(long_k_runs()),
+            "longk": long_k_table(long_k_runs()), "hopper": hopper_table(),
             "jetson": jetson_table(jetson_cells(), sweep_cells(JETSON_DAY_SWEEP))}
 
 

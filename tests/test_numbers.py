@@ -338,3 +338,54 @@ def test_the_claims_about_split_k_are_its_measurements():
     assert "worklog's tile, in 16 slices of 1024, wins again" in " ".join(PROSE.split())
     # At 512^3 nothing is split, split or not.
     assert all(runs[(p, (512, 512, 512))][1] == 1 for p in numbers.LONG_K_PAIRS)
+
+
+def test_the_claims_about_the_hopper_kernel_are_its_measurements():
+    text = " ".join(PROSE.split())
+    _, rows = sweep.read_csv(REPO / numbers.HOPPER_SWEEP)
+    assert rows and all(r["result"] == "PASS" for r in rows)
+    speed = {(r["type"], r["transpose_b"], r["M"], r["impl"]): r["etops"] for r in rows}
+    keys = {(t, b, m) for t, b, m, _ in speed}
+    over_tiled = [speed[k + ("wgmma",)] / speed[k + ("tiled",)] for k in keys if k[2] >= 2048]
+    assert 1.15 <= min(over_tiled) and max(over_tiled) < 1.75
+    assert "From $2048^3$ up it runs 1.2 to 1.7 times as fast as the tiled kernel" in text
+    share = {k: speed[k + ("wgmma",)] / speed[k + ("cublas",)] for k in keys}
+    at8192 = [v for k, v in share.items() if k[2] == 8192]
+    assert round(100 * min(at8192)) == 81 and round(100 * max(at8192)) == 86
+    assert "at $8192^3$ it reaches 81–86 % of cuBLAS" in text
+    at1024 = [v for k, v in share.items() if k[2] == 1024]
+    assert round(100 * min(at1024)) == 25 and round(100 * max(at1024)) == 42
+    assert all(speed[k + ("wgmma",)] < speed[k + ("tiled",)] for k in keys if k[2] <= 1024)
+    # "At 256^3 a launch takes 22 to 33 µs ... where the tiled kernel takes 8 to 10"
+    micro = {impl: [2 * 256 ** 3 / speed[k + (impl,)] / 1e6 for k in keys if k[2] == 256] for impl in ("wgmma", "tiled")}
+    assert 21.5 <= min(micro["wgmma"]) and max(micro["wgmma"]) <= 33.5
+    assert 7.5 <= min(micro["tiled"]) and max(micro["tiled"]) <= 10.5
+    # The prototype's block orders and clusters.
+    summary = (REPO / "results/hopper-proto-2/hopper-summary.txt").read_text()
+    assert "no FAILED lines" in summary
+    ratios = [(float(m[0]), int(m[1]), int(m[2])) for m in
+              re.findall(r"ratio wgmma / cuBLAS = ([\d.]+) .*group (\d+), cluster (\d+)\)", summary)]
+    row_order = [r for r, g, c in ratios if g == 1 and c == 1]
+    grouped = [r for r, g, c in ratios if g > 1 and c == 1]
+    clusters = [r for r, g, c in ratios if c == 2]
+    assert (round(100 * min(row_order)), round(100 * max(row_order))) == (51, 62)
+    assert (round(100 * min(grouped)), round(100 * max(grouped))) == (82, 102)
+    assert (round(100 * min(clusters)), round(100 * max(clusters))) == (54, 59)
+    assert "at 51–62 % of cuBLAS" in text and "at 82–102 %" in text and "only 54–59 % of cuBLAS" in text
+    # Groups of 16 rows against 8 in gemm.md's kernel.
+    _, groups = sweep.read_csv(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-wgmma-groups.csv")
+    by = {}
+    for r in groups:
+        if r["impl"] == "wgmma":
+            g = re.search(r"-DGROUP_M=(\d+)", r["build"])[1]
+            by[(r["type"], r["transpose_b"], g)] = r["etops"]
+    changes = [by[(t, b, "16")] / by[(t, b, "8")] - 1 for t, b, g in by if g == "8"]
+    assert len(changes) == 6 and -0.045 < min(changes) < -0.035 and 0.035 < max(changes) < 0.045
+    assert "changed the speed by −4 to +4 %" in text
+    # The check with the Hopper kernel.
+    lines = (REPO / "results/h100-2026-11-23-check-wgmma-results.txt").read_text().splitlines()
+    assert sum(x.startswith("PASS ") for x in lines) == 376 and not any(x.startswith("FAIL") for x in lines)
+    assert sum("--kernel=wgmma" in x for x in lines) == 6
+    assert "376 passed, 0 failed" in text
+    notes = (REPO / "results/h100-2026-11-23-check-wgmma-sanitizers.txt").read_text()
+    assert notes.count("exit 0") == 3
