@@ -139,7 +139,7 @@ def long_k_runs(path=LONG_K):
 
 
 def long_k_table(runs):
-    lines = ["| problem | pair | tile, slices | unsplit | split | cuBLAS | split / cuBLAS |",
+    lines = ["| problem | pair | split: tile, slices | unsplit | split | cuBLAS | split / cuBLAS |",
              "|---|---|---|---:|---:|---:|---:|"]
     for m, n, k in LONG_K_SIZES:
         for pair in LONG_K_PAIRS:
