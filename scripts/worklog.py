@@ -2,7 +2,7 @@
 """The tiled kernel's worklog: every optimisation step of gemm.md, measured.
 
     python3 scripts/worklog.py run [--types T1,T2] [--size 8192] [--explore T1,T2|all] [--parts T1,T2|all]
-                                   [--layout TN] [--out results]
+                                   [--hopper] [--no-steps] [--layout TN] [--out results]
     python3 scripts/worklog.py table results/X-worklog.csv [--into gemm.md]
 
 `run` needs an NVIDIA GPU and the CUDA toolkit. For each type pair it builds
@@ -17,6 +17,9 @@ pairs it names, variants that are not steps (other block tiles, steps along K, s
 the settings by. --parts times, for the pairs it names, the shipped kernel
 built twice more with half of its work left out (worklog/copies-only.md and
 worklog/math-only.md): its results are wrong, so those runs are not verified.
+--hopper also times the Hopper kernel's steps (HOPPER_STEPS) for the 16-bit
+pairs with ./gemm --kernel=wgmma; it needs a Hopper GPU, for which every build
+is compiled as sm_90a.
 
 A step is gemm.md with some settings on the compiler's command line and, where
 the step's code differs from the shipped kernel's, the change files of
@@ -146,6 +149,23 @@ def explore_variants(type_pair):
             ("math-w64x128-s3", "math only, 256 x 256, 3 stages", dict(square, STAGES=3, LEAVE_OUT_COPIES=1)),
         ]
     return variants
+
+
+# The Hopper kernel's steps (`run --hopper`), for the 16-bit pairs, timed with --kernel=wgmma:
+# the first as a change file, then the shipped block with its blocks in plain row order, then
+# the shipped kernel.
+HOPPER_STEP_TITLES = {"h-one-role": "H1. TMA and wgmma, no producer, 2 stages",
+                      "h-roles": "H2. a producer warp group, setmaxnreg, 4 stages",
+                      "h-grouped": "H3. blocks grouped by 8 rows: as shipped"}
+HOPPER_TYPES = ("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT")
+
+
+def hopper_steps():
+    """[(key, title, settings)] of the Hopper kernel's steps, in order."""
+    settings = {"h-one-role": {"GROUP_M": 1, "changes": ("hopper-one-role",)},
+                "h-roles": {"GROUP_M": 1},
+                "h-grouped": {}}
+    return [(key, title, settings[key]) for key, title in HOPPER_STEP_TITLES.items()]
 
 
 # The shipped kernel with half of its work left out (wrong results, so not
@@ -285,16 +305,34 @@ def make_targets_table(rows):
     return "\n".join(lines) + "\n"
 
 
+def make_hopper_table(rows):
+    """The Hopper kernel's steps (rows of kind "hopper"), eTOPS per 16-bit pair, with cuBLAS
+    from the last step's runs and the shipped kernel's share of it."""
+    types = sorted({r["type"] for r in rows if r.get("kind") == "hopper"}, key=sweep.type_order)
+    cell = {}
+    for r in rows:
+        if r.get("result") != "FAIL" and r.get("kind") == "hopper":
+            cell[("cublas" if r["impl"] == "cublas" else r["step"], r["type"])] = r["etops"]
+    lines = ["| step | " + " | ".join(SHORT_NAMES.get(t, t) for t in types) + " |",
+             "|" + "|".join(["---"] + ["---:"] * len(types)) + "|"]
+    for key, title, _ in hopper_steps() + [("cublas", "cuBLAS", None)]:
+        lines.append("| " + " | ".join([title] + [sweep.fmt3(cell.get((key, t))) for t in types]) + " |")
+    last = hopper_steps()[-1][0]
+    lines.append("| " + " | ".join(["shipped / cuBLAS"] + [percent(cell.get((last, t)), cell.get(("cublas", t)))
+                                                           for t in types]) + " |")
+    return "\n".join(lines) + "\n"
+
+
 # The tables `table --into` writes: the markers around each, and how it is made.
 TABLES = {"worklog": make_table, "ceiling": make_ceiling_table, "parts": make_parts_table,
-          "targets": make_targets_table}
+          "targets": make_targets_table, "hopper-worklog": make_hopper_table}
 
 
 def describe(meta, rows):
     """One sentence under the table: where and when it was measured, and how."""
     gpu = meta.get("gpu") or (rows[0]["device"] if rows else "an unknown GPU")
     date = meta.get("date", "an unknown date")
-    size = next((r["M"] for r in rows if r["impl"] == "tiled"), None)
+    size = next((r["M"] for r in rows if r["impl"] in ("tiled", "wgmma")), None)
     return (f"Median eTOPS of {rows[0]['repeat'] if rows else '?'} timed launches at "
             f"{size}³, layout {rows[0]['layout'] if rows else 'TN'}, on {gpu}, {date}; every run verified. "
             f"Made by `python3 scripts/worklog.py table` from `{meta.get('file', 'the worklog CSV')}`.\n")
@@ -334,17 +372,25 @@ def table(args):
     meta.setdefault("file", os.path.relpath(args.csv, REPO) if Path(args.csv).is_absolute()
                     else str(args.csv))
     text = make_table(rows) + "\n" + describe(meta, rows)
+    hopper_only = not any(r.get("kind", "step") != "hopper" for r in rows)
     if args.into:
-        # The worklog table, and the ceiling and parts tables wherever their markers are.
+        # The worklog table, and the ceiling and parts tables wherever their markers are; from
+        # a file of Hopper steps alone, only the Hopper table.
         path = Path(args.into)
-        document = insert_table(path.read_text(encoding="utf-8"), text)
+        document = path.read_text(encoding="utf-8")
         for name, make in TABLES.items():
-            if name != "worklog" and f"<!-- {name}:begin -->" in document:
+            if (name == "hopper-worklog") != hopper_only:
+                continue
+            if name == "worklog":
+                document = insert_table(document, text)
+            elif name == "hopper-worklog":
+                document = insert_table(document, make(rows) + "\n" + describe(meta, rows), name)
+            elif f"<!-- {name}:begin -->" in document:
                 document = insert_table(document, make(rows), name)
         path.write_text(document, encoding="utf-8")
         print(f"worklog.py: tables written into {path}")
     else:
-        sys.stdout.write(text)
+        sys.stdout.write(make_hopper_table(rows) + "\n" + describe(meta, rows) if hopper_only else text)
     return 0
 
 
@@ -380,7 +426,7 @@ def build(cc, type_pair, key, settings, layout="TN"):
     if error:
         return out, error
     transpose_a, transpose_b = LAYOUTS[layout]
-    cmd = (["nvcc", "-O3", "-std=c++17", "-lineinfo", f"-arch=sm_{cc}", "-DTYPE_FROM_MAKE",
+    cmd = (["nvcc", "-O3", "-std=c++17", "-lineinfo", *sweep.target_flags(cc), "-DTYPE_FROM_MAKE",
             f"-D{type_pair}", "-DMNK_FROM_MAKE", "-DUSE_CUBLAS=1"]
            + defines({"TRANSPOSE_A": transpose_a, "TRANSPOSE_B": transpose_b}) + defines(settings or {})
            + ["-o", str(out), str(cu), "-lcublas"])
@@ -392,8 +438,9 @@ def plan(types, args):
     """[(type, key, settings, kind)]: what `run` builds and times, in order.
 
     kind is "step" for the steps of the post, "explore" for other variants,
-    and "part" for builds that leave out part of the kernel (LEAVE_OUT_*),
-    which are timed without verification.
+    "part" for builds that leave out part of the kernel (LEAVE_OUT_*),
+    which are timed without verification, and "hopper" for the Hopper kernel's
+    steps.
     """
     jobs = []
     for t in types:
@@ -409,6 +456,9 @@ def plan(types, args):
         if t in args.parts:
             for key, _, settings in PARTS:
                 jobs.append((t, key, settings, "part"))
+        if getattr(args, "hopper", False) and t in HOPPER_TYPES:
+            for key, _, settings in hopper_steps():
+                jobs.append((t, key, settings, "hopper"))
     return jobs
 
 
@@ -456,8 +506,12 @@ def run(args):
                 failed += 1
                 continue
             verify = "--verify=off" if kind == "part" else "--verify=sample"
-            runs = [["--kernel=tiled", f"--tile={worklog_tile(REPO / binary)}", "--cublas=off", verify]
-                    + common]
+            if kind == "hopper":   # cuBLAS beside the last step
+                cublas = "--cublas=on" if key == hopper_steps()[-1][0] else "--cublas=off"
+                runs = [["--kernel=wgmma", cublas, verify] + common]
+            else:
+                runs = [["--kernel=tiled", f"--tile={worklog_tile(REPO / binary)}", "--cublas=off",
+                         verify] + common]
             if key == "simple":
                 runs = [["--kernel=simple", verify] + common, ["--ceiling", "--csv"]]
             for extra in runs:
@@ -480,6 +534,8 @@ def run(args):
     meta, rows = read_worklog(path)
     meta["file"] = str(path)
     sys.stdout.write(make_table(rows))
+    if any(r.get("kind") == "hopper" for r in rows):
+        sys.stdout.write(make_hopper_table(rows))
     return 1 if failed else 0
 
 
@@ -497,7 +553,10 @@ def main(argv=None):
     r.add_argument("--parts", type=lambda text: sweep.parse_types(text) if text != "all" else sweep.TYPES,
                    default=[], help="type pairs (comma-separated, or all) for which to time the shipped "
                    "kernel with its copies, and then its arithmetic, left out")
-    r.add_argument("--no-steps", action="store_true", help="time only the --explore and --parts variants")
+    r.add_argument("--hopper", action="store_true", help="also time the Hopper kernel's steps for the "
+                   "16-bit pairs (a Hopper GPU only)")
+    r.add_argument("--no-steps", action="store_true", help="time only the --explore, --parts and --hopper "
+                   "variants")
     r.add_argument("--steps", help="time only these steps (comma-separated keys)")
     r.add_argument("--out", default="results", help="folder for the CSV (default results)")
     t = sub.add_parser("table", help="the Markdown table of a worklog CSV")

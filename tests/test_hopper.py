@@ -6,6 +6,7 @@ and that the Makefile spells the sm_90a target so that those instructions are al
 
 import re
 import subprocess
+import sys
 
 import pytest
 
@@ -83,3 +84,22 @@ def test_the_hopper_kernel_options_say_what_is_wrong(binaries, pair, args, words
 def test_help_names_the_hopper_kernel(binaries):
     text = subprocess.run([str(binaries["F16_IN_F32_OUT"]), "--help"], capture_output=True, text=True).stdout
     assert "wgmma (Hopper, 16-bit pairs)" in text
+
+
+def test_the_first_hopper_step_builds_without_a_producer(tmp_path):
+    """worklog/hopper-one-role.md, Hopper step 1: two consumer warp groups of 256 threads, two
+    stages, thread 0 copying between its multiplies; no setmaxnreg, no spills."""
+    from conftest import REPO
+    cu = tmp_path / "h1.cu"
+    result = subprocess.run([sys.executable, REPO / "tangle.py", REPO / "gemm.md", "--change",
+                             REPO / "worklog/hopper-one-role.md", "-o", cu], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    kernel, report = ptx_and_report(cu, tmp_path, config_defines("F16_IN_F32_OUT", None, 0, 1) + ["-DGROUP_M=1"],
+                                    HOPPER)
+    assert kernel is not None and ".maxntid 256, 1, 1" in kernel
+    assert len(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n256k16", kernel)) == 4
+    assert kernel.count("cp.async.bulk.tensor.2d") == 2 * 2       # copies before and in the loop
+    assert "setmaxnreg" not in kernel and "wgmma.wait_group.sync.aligned 0" in kernel
+    part = report[report.index("gemm_wgmma"):]
+    part = part[:part.index("Compile time")]
+    assert "0 bytes spill stores, 0 bytes spill loads" in part, part

@@ -459,6 +459,7 @@ def test_every_step_and_part_tangles_from_its_change_files(tmp_path):
     combos = {tuple(worklog.changes(settings)) for t in sweep.TYPES
               for _, _, settings in worklog.steps_for(t) if settings}
     combos |= {tuple(worklog.changes(settings)) for _, _, settings in worklog.PARTS}
+    combos |= {tuple(worklog.changes(settings)) for _, _, settings in worklog.hopper_steps() if settings}
     assert ("worklog/one-stage.md", "worklog/direct-epilogue.md", "worklog/loads-then-multiplies.md") \
         not in combos  # one stage has its own loop, not the pipeline's
     used = {name for combo in combos for name in combo}
@@ -551,3 +552,39 @@ def test_a_step_is_measured_with_its_own_tile(gemm_cu, nvcc, defines, tmp_path):
     assert worklog.worklog_tile(binary) == "128x256x64"
     tiles = subprocess.run([str(binary), "--help"], capture_output=True, text=True).stdout
     assert "64x64x128" in tiles, "the other tiles are still there; the step's is the first"
+
+
+def test_plan_of_the_hopper_steps():
+    types = ["F16_IN_F32_OUT", "I8_IN_I32_OUT", "BF16_IN_F32_OUT"]
+    jobs = worklog.plan(types, Args(no_steps=True, hopper=True))
+    assert [(t, k) for t, k, _, kind in jobs if kind == "hopper"] == [
+        (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT") for k in ("h-one-role", "h-roles", "h-grouped")]
+    assert all(kind == "hopper" for *_, kind in jobs)
+    steps = {k: s for k, _, s in worklog.hopper_steps()}
+    assert steps["h-grouped"] == {} and steps["h-roles"] == {"GROUP_M": 1}
+    assert all((REPO / f) .is_file() for f in worklog.changes(steps["h-one-role"]))
+    assert len(worklog.plan(types, Args(no_steps=True))) == 0
+
+
+def test_the_hopper_table_of_a_worklog_csv(tmp_path):
+    header = "step,kind,settings,type,impl,etops,result,M,repeat,layout\n"
+    lines = [line + ",8192,10,TN" for line in [
+        "h-one-role,hopper,x,F16_IN_F32_OUT,wgmma,300,PASS",
+        "h-roles,hopper,x,F16_IN_F32_OUT,wgmma,450,PASS",
+        "h-grouped,hopper,x,F16_IN_F32_OUT,wgmma,600,PASS",
+        "h-grouped,hopper,x,F16_IN_F32_OUT,cublas,750,PASS",
+        "h-roles,hopper,x,BF16_IN_F32_OUT,wgmma,440,FAIL"]]
+    path = tmp_path / "w.csv"
+    path.write_text("# gpu: test\n" + header + "\n".join(lines) + "\n")
+    _, rows = worklog.read_worklog(path)
+    table = worklog.make_hopper_table(rows)
+    assert "| H1. TMA and wgmma, no producer, 2 stages | 300 |" in table
+    assert "| cuBLAS | 750 |" in table and "| shipped / cuBLAS | 80 % |" in table
+    assert "440" not in table                      # a failed run is not a measurement
+    # `table --into` from a file of Hopper steps alone fills only the Hopper table.
+    document = tmp_path / "post.md"
+    document.write_text("<!-- worklog:begin -->\nold\n<!-- worklog:end -->\n"
+                        "<!-- hopper-worklog:begin -->\n<!-- hopper-worklog:end -->\n")
+    assert worklog.main(["table", str(path), "--into", str(document)]) == 0
+    text = document.read_text()
+    assert "old" in text and "| cuBLAS | 750 |" in text and "at 8192³, layout TN" in text
