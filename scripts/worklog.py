@@ -168,6 +168,13 @@ def hopper_steps():
     return [(key, title, settings[key]) for key, title in HOPPER_STEP_TITLES.items()]
 
 
+# Variants of the Hopper kernel that are not steps (`run --hopper` times them too, as kind
+# "hopper-explore"): experiments that a measurement may promote.
+HOPPER_VARIANTS = [("h-persistent", "a persistent grid: a block per multiprocessor, tile after tile",
+                    {"changes": ("hopper-persistent",)}),
+                   ("h-group16", "blocks grouped by 16 rows", {"GROUP_M": 16})]
+
+
 # The shipped kernel with half of its work left out (wrong results, so not
 # verified): how long the copies take without the arithmetic, and the
 # arithmetic, out of shared memory, without the copies.
@@ -439,8 +446,8 @@ def plan(types, args):
 
     kind is "step" for the steps of the post, "explore" for other variants,
     "part" for builds that leave out part of the kernel (LEAVE_OUT_*),
-    which are timed without verification, and "hopper" for the Hopper kernel's
-    steps.
+    which are timed without verification, "hopper" for the Hopper kernel's
+    steps and "hopper-explore" for its other variants.
     """
     jobs = []
     for t in types:
@@ -459,6 +466,8 @@ def plan(types, args):
         if getattr(args, "hopper", False) and t in HOPPER_TYPES:
             for key, _, settings in hopper_steps():
                 jobs.append((t, key, settings, "hopper"))
+            for key, _, settings in HOPPER_VARIANTS:
+                jobs.append((t, key, settings, "hopper-explore"))
     return jobs
 
 
@@ -506,7 +515,7 @@ def run(args):
                 failed += 1
                 continue
             verify = "--verify=off" if kind == "part" else "--verify=sample"
-            if kind == "hopper":   # cuBLAS beside the last step
+            if kind.startswith("hopper"):   # cuBLAS beside the last step
                 cublas = "--cublas=on" if key == hopper_steps()[-1][0] else "--cublas=off"
                 runs = [["--kernel=wgmma", cublas, verify] + common]
             else:

@@ -103,3 +103,22 @@ def test_the_first_hopper_step_builds_without_a_producer(tmp_path):
     part = report[report.index("gemm_wgmma"):]
     part = part[:part.index("Compile time")]
     assert "0 bytes spill stores, 0 bytes spill loads" in part, part
+
+
+def test_the_persistent_variant_builds(tmp_path):
+    """worklog/hopper-persistent.md: one block per multiprocessor taking tile after tile; the
+    same instructions as the shipped kernel, and the last stage of each tile released."""
+    from conftest import REPO
+    cu = tmp_path / "p.cu"
+    result = subprocess.run([sys.executable, REPO / "tangle.py", REPO / "gemm.md", "--change",
+                             REPO / "worklog/hopper-persistent.md", "-o", cu], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "cudaDevAttrMultiProcessorCount" in cu.read_text()
+    kernel, report = ptx_and_report(cu, tmp_path, config_defines("BF16_IN_F32_OUT", None, 1, 0), HOPPER)
+    assert kernel is not None and ".maxntid 384, 1, 1" in kernel
+    assert len(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n256k16", kernel)) == 4
+    assert "setmaxnreg.dec.sync.aligned.u32 40" in kernel and "setmaxnreg.inc.sync.aligned.u32 232" in kernel
+    part = report[report.index("gemm_wgmma"):]
+    part = part[:part.index("Compile time")]
+    assert "0 bytes spill stores, 0 bytes spill loads" in part, part
+    assert "C7508" not in report and "C7510" not in report, report

@@ -460,6 +460,8 @@ def test_every_step_and_part_tangles_from_its_change_files(tmp_path):
               for _, _, settings in worklog.steps_for(t) if settings}
     combos |= {tuple(worklog.changes(settings)) for _, _, settings in worklog.PARTS}
     combos |= {tuple(worklog.changes(settings)) for _, _, settings in worklog.hopper_steps() if settings}
+    combos |= {tuple(worklog.changes(settings)) for _, _, settings in worklog.HOPPER_VARIANTS}
+    combos.discard(())
     assert ("worklog/one-stage.md", "worklog/direct-epilogue.md", "worklog/loads-then-multiplies.md") \
         not in combos  # one stage has its own loop, not the pipeline's
     used = {name for combo in combos for name in combo}
@@ -559,7 +561,9 @@ def test_plan_of_the_hopper_steps():
     jobs = worklog.plan(types, Args(no_steps=True, hopper=True))
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT") for k in ("h-one-role", "h-roles", "h-grouped")]
-    assert all(kind == "hopper" for *_, kind in jobs)
+    assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-explore"] == [
+        (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT") for k in ("h-persistent", "h-group16")]
+    assert all(kind.startswith("hopper") for *_, kind in jobs)
     steps = {k: s for k, _, s in worklog.hopper_steps()}
     assert steps["h-grouped"] == {} and steps["h-roles"] == {"GROUP_M": 1}
     assert all((REPO / f) .is_file() for f in worklog.changes(steps["h-one-role"]))
