@@ -110,9 +110,10 @@ def tiles_table(shares):
 def hopper_table(path=HOPPER_SWEEP, sizes=HOPPER_SIZES):
     """Per pair and size: the tiled kernel, the Hopper kernel, cuBLAS, and Hopper / cuBLAS."""
     lines = ["| pair | size | tiled | Hopper | cuBLAS | Hopper / cuBLAS |", "|---|---:|---:|---:|---:|---:|"]
+    at = {n: sweep_cells(path, n) for n in sizes}   # the CSV read once per size, not per pair
     for t in ["F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT"]:
         for n in sizes:
-            cells = sweep_cells(path, n)
+            cells = at[n]
             shares = [worklog.percent(cells.get((t, b, "wgmma")), cells.get((t, b, "cublas"))).replace(" %", "")
                       for b in (0, 1)]
             lines.append(f"| {worklog.SHORT_NAMES[t]} | {n}³ | {pair(cells, t, 'tiled')} | "
