@@ -172,7 +172,19 @@ def hopper_steps():
 # "hopper-explore"): experiments that a measurement may promote.
 HOPPER_VARIANTS = [("h-persistent", "a persistent grid: a block per multiprocessor, tile after tile",
                     {"changes": ("hopper-persistent",)}),
-                   ("h-group16", "blocks grouped by 16 rows", {"GROUP_M": 16})]
+                   ("h-batched", "the epilogue's loads of C in batches, two elements at a time",
+                    {"changes": ("hopper-batched-epilogue",)}),
+                   ("h-persistent-batched", "a persistent grid and the batched epilogue",
+                    {"changes": ("hopper-persistent", "hopper-batched-epilogue")})]
+
+# The Hopper kernel with part of its work left out (kind "hopper-part", timed without
+# verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue.
+HOPPER_PARTS = [("h-math", "wgmma alone: no copies, no barriers, no epilogue",
+                 {"changes": ("hopper-math-only", "hopper-no-epilogue")}),
+                ("h-copies", "copies and barriers only, no wgmma",
+                 {"changes": ("hopper-copies-only",)}),
+                ("h-no-epilogue", "the shipped kernel without its epilogue",
+                 {"changes": ("hopper-no-epilogue",)})]
 
 
 # The shipped kernel with half of its work left out (wrong results, so not
@@ -379,7 +391,7 @@ def table(args):
     meta.setdefault("file", os.path.relpath(args.csv, REPO) if Path(args.csv).is_absolute()
                     else str(args.csv))
     text = make_table(rows) + "\n" + describe(meta, rows)
-    hopper_only = not any(r.get("kind", "step") != "hopper" for r in rows)
+    hopper_only = all(r.get("kind", "step").startswith("hopper") for r in rows)
     if args.into:
         # The worklog table, and the ceiling and parts tables wherever their markers are; from
         # a file of Hopper steps alone, only the Hopper table.
@@ -447,7 +459,8 @@ def plan(types, args):
     kind is "step" for the steps of the post, "explore" for other variants,
     "part" for builds that leave out part of the kernel (LEAVE_OUT_*),
     which are timed without verification, "hopper" for the Hopper kernel's
-    steps and "hopper-explore" for its other variants.
+    steps, "hopper-explore" for its other variants and "hopper-part" for its builds that
+    leave out part of it.
     """
     jobs = []
     for t in types:
@@ -468,6 +481,8 @@ def plan(types, args):
                 jobs.append((t, key, settings, "hopper"))
             for key, _, settings in HOPPER_VARIANTS:
                 jobs.append((t, key, settings, "hopper-explore"))
+            for key, _, settings in HOPPER_PARTS:
+                jobs.append((t, key, settings, "hopper-part"))
     return jobs
 
 
@@ -514,7 +529,7 @@ def run(args):
                 f.write(f"# failed: build {t} {key}\n")
                 failed += 1
                 continue
-            verify = "--verify=off" if kind == "part" else "--verify=sample"
+            verify = "--verify=off" if kind in ("part", "hopper-part") else "--verify=sample"
             if kind.startswith("hopper"):   # cuBLAS beside the last step
                 cublas = "--cublas=on" if key == hopper_steps()[-1][0] else "--cublas=off"
                 runs = [["--kernel=wgmma", cublas, verify] + common]

@@ -461,6 +461,7 @@ def test_every_step_and_part_tangles_from_its_change_files(tmp_path):
     combos |= {tuple(worklog.changes(settings)) for _, _, settings in worklog.PARTS}
     combos |= {tuple(worklog.changes(settings)) for _, _, settings in worklog.hopper_steps() if settings}
     combos |= {tuple(worklog.changes(settings)) for _, _, settings in worklog.HOPPER_VARIANTS}
+    combos |= {tuple(worklog.changes(settings)) for _, _, settings in worklog.HOPPER_PARTS}
     combos.discard(())
     assert ("worklog/one-stage.md", "worklog/direct-epilogue.md", "worklog/loads-then-multiplies.md") \
         not in combos  # one stage has its own loop, not the pipeline's
@@ -564,7 +565,10 @@ def test_plan_of_the_hopper_steps():
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT") for k in ("h-one-role", "h-roles", "h-grouped")]
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-explore"] == [
-        (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT") for k in ("h-persistent", "h-group16")]
+        (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT")
+        for k in ("h-persistent", "h-batched", "h-persistent-batched")]
+    assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-part"] == [
+        (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT") for k in ("h-math", "h-copies", "h-no-epilogue")]
     assert all(kind.startswith("hopper") for *_, kind in jobs)
     steps = {k: s for k, _, s in worklog.hopper_steps()}
     assert steps["h-grouped"] == {} and steps["h-roles"] == {"GROUP_M": 1}
@@ -579,7 +583,9 @@ def test_the_hopper_table_of_a_worklog_csv(tmp_path):
         "h-roles,hopper,x,F16_IN_F32_OUT,wgmma,450,PASS",
         "h-grouped,hopper,x,F16_IN_F32_OUT,wgmma,600,PASS",
         "h-grouped,hopper,x,F16_IN_F32_OUT,cublas,750,PASS",
-        "h-roles,hopper,x,BF16_IN_F32_OUT,wgmma,440,FAIL"]]
+        "h-roles,hopper,x,BF16_IN_F32_OUT,wgmma,440,FAIL",
+        "h-math,hopper-part,x,F16_IN_F32_OUT,wgmma,700,",
+        "h-persistent,hopper-explore,x,F16_IN_F32_OUT,wgmma,650,PASS"]]
     path = tmp_path / "w.csv"
     path.write_text("# gpu: test\n" + header + "\n".join(lines) + "\n")
     _, rows = worklog.read_worklog(path)
