@@ -153,29 +153,28 @@ def explore_variants(type_pair):
 
 # The Hopper kernel's steps (`run --hopper`), for the 16-bit pairs, timed with --kernel=wgmma:
 # the first as a change file, then the shipped block with its blocks in plain row order, then
-# the shipped kernel.
+# grouped, all three with the epilogue of one element at a time; then the shipped kernel.
 HOPPER_STEP_TITLES = {"h-one-role": "H1. TMA and wgmma, no producer, 2 stages",
                       "h-roles": "H2. a producer warp group, setmaxnreg, 4 stages",
-                      "h-grouped": "H3. blocks grouped by 8 rows: as shipped"}
+                      "h-grouped": "H3. blocks grouped by 8 rows",
+                      "h-batched": "H4. the epilogue's loads in batches: as shipped"}
 HOPPER_TYPES = ("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT")
 
 
 def hopper_steps():
     """[(key, title, settings)] of the Hopper kernel's steps, in order."""
-    settings = {"h-one-role": {"GROUP_M": 1, "changes": ("hopper-one-role",)},
-                "h-roles": {"GROUP_M": 1},
-                "h-grouped": {}}
+    direct = ("hopper-direct-epilogue",)
+    settings = {"h-one-role": {"GROUP_M": 1, "changes": ("hopper-one-role",) + direct},
+                "h-roles": {"GROUP_M": 1, "changes": direct},
+                "h-grouped": {"changes": direct},
+                "h-batched": {}}
     return [(key, title, settings[key]) for key, title in HOPPER_STEP_TITLES.items()]
 
 
 # Variants of the Hopper kernel that are not steps (`run --hopper` times them too, as kind
 # "hopper-explore"): experiments that a measurement may promote.
 HOPPER_VARIANTS = [("h-persistent", "a persistent grid: a block per multiprocessor, tile after tile",
-                    {"changes": ("hopper-persistent",)}),
-                   ("h-batched", "the epilogue's loads of C in batches, two elements at a time",
-                    {"changes": ("hopper-batched-epilogue",)}),
-                   ("h-persistent-batched", "a persistent grid and the batched epilogue",
-                    {"changes": ("hopper-persistent", "hopper-batched-epilogue")})]
+                    {"changes": ("hopper-persistent",)})]
 
 # The Hopper kernel with part of its work left out (kind "hopper-part", timed without
 # verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue.
@@ -342,9 +341,29 @@ def make_hopper_table(rows):
     return "\n".join(lines) + "\n"
 
 
+def make_hopper_parts_table(rows):
+    """The shipped Hopper kernel against its parts (kind "hopper-part"), its persistent variant
+    and cuBLAS, eTOPS per 16-bit pair, with the kernel's share of its wgmmas' ceiling."""
+    last = hopper_steps()[-1][0]
+    whole, cublas = last_cells(rows, "hopper", "wgmma", last), last_cells(rows, "hopper", "cublas")
+    parts = {key: last_cells(rows, "hopper-part", "wgmma", key) for key, _, _ in HOPPER_PARTS}
+    persistent = last_cells(rows, "hopper-explore", "wgmma", "h-persistent")
+    types = sorted(set(whole) | {t for cells in parts.values() for t in cells}, key=sweep.type_order)
+    lines = ["| pair | wgmma alone | copies alone | without epilogue | kernel | persistent | cuBLAS "
+             "| kernel / wgmma alone |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for t in types:
+        cells = [parts[key].get(t) for key, _, _ in HOPPER_PARTS] + [whole.get(t), persistent.get(t),
+                                                                     cublas.get(t)]
+        lines.append(f"| {SHORT_NAMES.get(t, t)} | " + " | ".join(sweep.fmt3(c) for c in cells) +
+                     f" | {percent(whole.get(t), parts['h-math'].get(t))} |")
+    return "\n".join(lines) + "\n"
+
+
 # The tables `table --into` writes: the markers around each, and how it is made.
 TABLES = {"worklog": make_table, "ceiling": make_ceiling_table, "parts": make_parts_table,
-          "targets": make_targets_table, "hopper-worklog": make_hopper_table}
+          "targets": make_targets_table, "hopper-worklog": make_hopper_table,
+          "hopper-parts": make_hopper_parts_table}
 
 
 def describe(meta, rows):
@@ -394,11 +413,11 @@ def table(args):
     hopper_only = all(r.get("kind", "step").startswith("hopper") for r in rows)
     if args.into:
         # The worklog table, and the ceiling and parts tables wherever their markers are; from
-        # a file of Hopper steps alone, only the Hopper table.
+        # a file of Hopper runs alone, only the Hopper tables.
         path = Path(args.into)
         document = path.read_text(encoding="utf-8")
         for name, make in TABLES.items():
-            if (name == "hopper-worklog") != hopper_only:
+            if name.startswith("hopper-") != hopper_only:
                 continue
             if name == "worklog":
                 document = insert_table(document, text)

@@ -563,15 +563,18 @@ def test_plan_of_the_hopper_steps():
     types = ["F16_IN_F32_OUT", "I8_IN_I32_OUT", "BF16_IN_F32_OUT"]
     jobs = worklog.plan(types, Args(no_steps=True, hopper=True))
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper"] == [
-        (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT") for k in ("h-one-role", "h-roles", "h-grouped")]
+        (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT")
+        for k in ("h-one-role", "h-roles", "h-grouped", "h-batched")]
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-explore"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT")
-        for k in ("h-persistent", "h-batched", "h-persistent-batched")]
+        for k in ("h-persistent",)]
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-part"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT") for k in ("h-math", "h-copies", "h-no-epilogue")]
     assert all(kind.startswith("hopper") for *_, kind in jobs)
     steps = {k: s for k, _, s in worklog.hopper_steps()}
-    assert steps["h-grouped"] == {} and steps["h-roles"] == {"GROUP_M": 1}
+    assert steps["h-batched"] == {}, "the last step is the shipped kernel"
+    assert steps["h-roles"] == {"GROUP_M": 1, "changes": ("hopper-direct-epilogue",)}
+    assert steps["h-grouped"] == {"changes": ("hopper-direct-epilogue",)}
     assert all((REPO / f) .is_file() for f in worklog.changes(steps["h-one-role"]))
     assert len(worklog.plan(types, Args(no_steps=True))) == 0
 
@@ -581,8 +584,9 @@ def test_the_hopper_table_of_a_worklog_csv(tmp_path):
     lines = [line + ",8192,10,TN" for line in [
         "h-one-role,hopper,x,F16_IN_F32_OUT,wgmma,300,PASS",
         "h-roles,hopper,x,F16_IN_F32_OUT,wgmma,450,PASS",
-        "h-grouped,hopper,x,F16_IN_F32_OUT,wgmma,600,PASS",
-        "h-grouped,hopper,x,F16_IN_F32_OUT,cublas,750,PASS",
+        "h-grouped,hopper,x,F16_IN_F32_OUT,wgmma,550,PASS",
+        "h-batched,hopper,x,F16_IN_F32_OUT,wgmma,600,PASS",
+        "h-batched,hopper,x,F16_IN_F32_OUT,cublas,750,PASS",
         "h-roles,hopper,x,BF16_IN_F32_OUT,wgmma,440,FAIL",
         "h-math,hopper-part,x,F16_IN_F32_OUT,wgmma,700,",
         "h-persistent,hopper-explore,x,F16_IN_F32_OUT,wgmma,650,PASS"]]
@@ -600,3 +604,8 @@ def test_the_hopper_table_of_a_worklog_csv(tmp_path):
     assert worklog.main(["table", str(path), "--into", str(document)]) == 0
     text = document.read_text()
     assert "old" in text and "| cuBLAS | 750 |" in text and "at 8192³, layout TN" in text
+    # The parts table: the kernel beside its wgmmas alone (the ceiling) and its variant.
+    parts = worklog.make_hopper_parts_table(rows)
+    row = next(line for line in parts.splitlines() if line.startswith("| f16→f32 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == "700" and cells[4:7] == ["600", "650", "750"] and cells[7] == "86 %"
