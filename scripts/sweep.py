@@ -467,6 +467,17 @@ def report(csv_path):
 
 # ---------------------------------------------------------------- run
 
+def source_revision():
+    """The commit the run is of: the COMMIT file of an exported copy (`git archive` leaves no
+    repository, and a checkout around it would answer for itself), else `git describe`."""
+    stamp = REPO / "COMMIT"
+    if stamp.is_file():
+        match = re.search(r"gemm\.md at (\S+)", stamp.read_text(encoding="utf-8"))
+        if match:
+            return match[1]
+    return command_output(["git", "-C", str(REPO), "describe", "--always", "--dirty"])
+
+
 def command_output(cmd):
     """stdout of cmd, stripped, or None when it cannot run or fails."""
     try:
@@ -576,7 +587,7 @@ def run(args):
 
     nvcc_version = command_output(["nvcc", "--version"]) or ""
     release = [line for line in nvcc_version.splitlines() if "release" in line]
-    revision = command_output(["git", "describe", "--always", "--dirty"])
+    revision = source_revision()
     date = datetime.date.today().isoformat()
     args.out.mkdir(parents=True, exist_ok=True)
     out_path = csv_path_for(args.out, gpu, date, args.smem_cap)

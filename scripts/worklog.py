@@ -366,13 +366,18 @@ TABLES = {"worklog": make_table, "ceiling": make_ceiling_table, "parts": make_pa
           "hopper-parts": make_hopper_parts_table}
 
 
-def describe(meta, rows):
-    """One sentence under the table: where and when it was measured, and how."""
+def describe(meta, rows, kinds=("step",)):
+    """One sentence under the table of the rows of those kinds: where and when they were
+    measured, and how."""
     gpu = meta.get("gpu") or (rows[0]["device"] if rows else "an unknown GPU")
     date = meta.get("date", "an unknown date")
     size = next((r["M"] for r in rows if r["impl"] in ("tiled", "wgmma")), None)
+    kernels = [r for r in rows if r.get("kind", "step") in kinds and r["impl"] in ("simple", "tiled", "wgmma")]
+    verified = kernels and all(r.get("verify") not in ("off", None) and r.get("result") == "PASS"
+                               for r in kernels)
     return (f"Median eTOPS of {rows[0]['repeat'] if rows else '?'} timed launches at "
-            f"{size}³, layout {rows[0]['layout'] if rows else 'TN'}, on {gpu}, {date}; every run verified. "
+            f"{size}³, layout {rows[0]['layout'] if rows else 'TN'}, on {gpu}, {date}; "
+            f"{'every run verified' if verified else 'not every run verified'}. "
             f"Made by `python3 scripts/worklog.py table` from `{meta.get('file', 'the worklog CSV')}`.\n")
 
 
@@ -422,13 +427,13 @@ def table(args):
             if name == "worklog":
                 document = insert_table(document, text)
             elif name == "hopper-worklog":
-                document = insert_table(document, make(rows) + "\n" + describe(meta, rows), name)
+                document = insert_table(document, make(rows) + "\n" + describe(meta, rows, ("hopper",)), name)
             elif f"<!-- {name}:begin -->" in document:
                 document = insert_table(document, make(rows), name)
         path.write_text(document, encoding="utf-8")
         print(f"worklog.py: tables written into {path}")
     else:
-        sys.stdout.write(make_hopper_table(rows) + "\n" + describe(meta, rows) if hopper_only else text)
+        sys.stdout.write(make_hopper_table(rows) + "\n" + describe(meta, rows, ("hopper",)) if hopper_only else text)
     return 0
 
 
