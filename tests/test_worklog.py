@@ -516,6 +516,7 @@ def test_worklog_run_without_a_gpu_names_itself(tmp_path):
     ("long_k_gpu.sh", [], 3, "long_k_gpu: no GPU"),
     ("wgmma_gpu.sh", [], 3, "wgmma_gpu: no GPU"),
     ("wgmma_small_gpu.sh", [], 3, "wgmma_small_gpu: no GPU"),
+    ("wgmma_spread_gpu.sh", [], 3, "wgmma_spread_gpu: no GPU"),
 ])
 def test_gpu_scripts_without_a_gpu_or_arguments_say_so(tmp_path, script, args, status, words):
     result = subprocess.run(["bash", f"scripts/{script}", *args], cwd=REPO, capture_output=True,
