@@ -433,11 +433,14 @@ __device__ __forceinline__ uint32_t mapa_shared(uint32_t addr, uint32_t rank) {
   return r;
 }
 // Arrive on an mbarrier of another CTA of the cluster (address from mapa).
-// .release.cluster: this thread's earlier accesses (the wgmma reads of the
-// stage, completed by wgmma.wait_group) are ordered before the arrival as
-// seen by the peer's producer, which waits with .acquire.cluster.
+// Default semantics (.release.cta), as CUTLASS's ClusterBarrier::arrive(cta_id):
+// the only thing the peer's producer must not overtake is this warpgroup's
+// wgmma reads of the stage (async proxy), already complete at wgmma.wait_group;
+// there is no generic-proxy write for a cluster-scope release to publish.
+// .release.cluster compiles to MEMBAR.ALL.CTA + MEMBAR.ALL.GPU + ERRBAR +
+// CGAERRBAR on sm_90 -- a GPU-scope fence per consumer warp per k-tile.
 __device__ __forceinline__ void mbar_arrive_remote(uint32_t cluster_addr) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n"
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n"
                :: "r"(cluster_addr) : "memory");
 }
 // Split cluster barrier, not .aligned: the producer warp reaches it diverged
@@ -863,8 +866,9 @@ gemm_wgmma_kernel(const __grid_constant__ CUtensorMap tmap_a,
       for (int kt = 0; kt < num_k_tiles; ++kt) {
         const int s = kt % STAGES;
         const uint32_t parity = ((kt / STAGES) & 1) ^ 1;    // first pass: passes at once [F9]
-        if (paired) mbar_wait<true>(empty_bar(s), parity, 0, kt, s, watchdog);
-        else        mbar_wait<false>(empty_bar(s), parity, 0, kt, s, watchdog);
+        // .acquire.cta also in a pair (as CUTLASS): the producer reads nothing the
+        // peer wrote; .acquire.cluster adds a CCTL.IVALL (L1 invalidate) per stage.
+        mbar_wait<false>(empty_bar(s), parity, 0, kt, s, watchdog);
         mbar_arrive_expect_tx(full_bar(s), stage_bytes);    // full box bytes even when partly OOB
         const int kc = kt * BK;
         const uint32_t a_dst = a_smem + s * A_STAGE_BYTES;
