@@ -426,6 +426,8 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     assert "the copies and the epilogue alone run at 753–804 eTOPS, only 1 to 12 % faster" in text
     assert sweep.fmt3(min(h["h-copies"])) == "753" and sweep.fmt3(max(h["h-copies"])) == "804"
     assert pct_range([x - 1 for x in ratio("h-copies", "h-batched")]) == "1–12"
+    assert cublas[1] > h["h-copies"][1] and all(c < x for c, x in zip(cublas[::2], h["h-copies"][::2]))
+    assert "For f16→f16 cuBLAS beats even those copies" in text
     assert "is 10 % faster (793–826)" in text
     assert all(round(100 * (x - 1)) == 10 for x in ratio("h-no-epilogue", "h-batched"))
     assert (sweep.fmt3(min(h["h-no-epilogue"])), sweep.fmt3(max(h["h-no-epilogue"]))) == ("793", "826")
