@@ -14,12 +14,13 @@
 #   bash scripts/gpu_session.sh wgmma     the Hopper kernel's block order, and the 16-bit sweep (wgmma_gpu.sh)
 #   bash scripts/gpu_session.sh wgmma-small  the Hopper kernel's cost at small sizes (wgmma_small_gpu.sh)
 #   bash scripts/gpu_session.sh wgmma-spread the spread of its launch times at 8192^3 (wgmma_spread_gpu.sh)
+#   bash scripts/gpu_session.sh wgmma-prefetch  the variant that prefetches C into L2 (wgmma_prefetch_gpu.sh)
 #
 # Each piece first prints the GPU, its clocks and the commit, so that the
 # logs say where and on what they were measured.
 set -u
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { echo "usage: bash scripts/gpu_session.sh check|worklog|parts|sweep|tiles|long-k|hopper|wgmma|wgmma-small|wgmma-spread [ARGS]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bash scripts/gpu_session.sh check|worklog|parts|sweep|tiles|long-k|hopper|wgmma|wgmma-small|wgmma-spread|wgmma-prefetch [ARGS]" >&2; exit 2; }
 piece=$1
 shift
 . scripts/gpu_env.sh gpu_session
@@ -43,5 +44,6 @@ case $piece in
     wgmma)   OUT=$OUT bash scripts/wgmma_gpu.sh 2>&1 | tee "$OUT/wgmma.txt" ;;
     wgmma-small) OUT=$OUT bash scripts/wgmma_small_gpu.sh 2>&1 | tee "$OUT/wgmma-small-log.txt" ;;
     wgmma-spread) OUT=$OUT bash scripts/wgmma_spread_gpu.sh 2>&1 | tee "$OUT/wgmma-spread-log.txt" ;;
+    wgmma-prefetch) OUT=$OUT bash scripts/wgmma_prefetch_gpu.sh 2>&1 | tee "$OUT/wgmma-prefetch-log.txt" ;;
     *)       echo "gpu_session: no piece called '$piece'" >&2; exit 2 ;;
 esac

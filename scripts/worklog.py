@@ -174,7 +174,9 @@ def hopper_steps():
 # Variants of the Hopper kernel that are not steps (`run --hopper` times them too, as kind
 # "hopper-explore"): experiments that a measurement may promote.
 HOPPER_VARIANTS = [("h-persistent", "a persistent grid: a block per multiprocessor, tile after tile",
-                    {"changes": ("hopper-persistent",)})]
+                    {"changes": ("hopper-persistent",)}),
+                   ("h-prefetch", "C prefetched into L2 eight steps before the end of K",
+                    {"changes": ("hopper-prefetch-c",)})]
 
 # The Hopper kernel with part of its work left out (kind "hopper-part", timed without
 # verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue.

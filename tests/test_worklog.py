@@ -517,6 +517,7 @@ def test_worklog_run_without_a_gpu_names_itself(tmp_path):
     ("wgmma_gpu.sh", [], 3, "wgmma_gpu: no GPU"),
     ("wgmma_small_gpu.sh", [], 3, "wgmma_small_gpu: no GPU"),
     ("wgmma_spread_gpu.sh", [], 3, "wgmma_spread_gpu: no GPU"),
+    ("wgmma_prefetch_gpu.sh", [], 3, "wgmma_prefetch_gpu: no GPU"),
 ])
 def test_gpu_scripts_without_a_gpu_or_arguments_say_so(tmp_path, script, args, status, words):
     result = subprocess.run(["bash", f"scripts/{script}", *args], cwd=REPO, capture_output=True,
@@ -568,7 +569,7 @@ def test_plan_of_the_hopper_steps():
         for k in ("h-one-role", "h-roles", "h-grouped", "h-batched")]
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-explore"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT")
-        for k in ("h-persistent",)]
+        for k in ("h-persistent", "h-prefetch")]
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-part"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT") for k in ("h-math", "h-copies", "h-no-epilogue")]
     assert all(kind.startswith("hopper") for *_, kind in jobs)
