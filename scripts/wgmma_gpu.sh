@@ -8,8 +8,7 @@
 #   OUT=dir bash scripts/wgmma_gpu.sh
 set -u
 cd "$(dirname "$0")/.."
-. scripts/gpu_env.sh wgmma_gpu
-[ "$cc" = 90 ] || { echo "wgmma_gpu: the Hopper kernel needs a GPU of compute capability 9.0" >&2; exit 3; }
+. scripts/gpu_env.sh wgmma_gpu hopper
 OUT=${OUT:-build/wgmma}
 PAIRS="F16_IN_F32_OUT F16_IN_OUT BF16_IN_F32_OUT"
 dir=build/wgmma

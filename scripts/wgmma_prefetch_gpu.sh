@@ -8,8 +8,7 @@
 #   OUT=dir bash scripts/wgmma_prefetch_gpu.sh
 set -u
 cd "$(dirname "$0")/.."
-. scripts/gpu_env.sh wgmma_prefetch_gpu
-[ "$cc" = 90 ] || { echo "wgmma_prefetch_gpu: the Hopper kernel needs a GPU of compute capability 9.0" >&2; exit 3; }
+. scripts/gpu_env.sh wgmma_prefetch_gpu hopper
 OUT=${OUT:-build/wgmma-prefetch}
 dir=build/wgmma-prefetch
 rm -rf "$dir" && mkdir -p "$OUT" "$dir"

@@ -10,8 +10,7 @@
 #   OUT=dir bash scripts/wgmma_spread_gpu.sh
 set -u
 cd "$(dirname "$0")/.."
-. scripts/gpu_env.sh wgmma_spread_gpu
-[ "$cc" = 90 ] || { echo "wgmma_spread_gpu: the Hopper kernel needs a GPU of compute capability 9.0" >&2; exit 3; }
+. scripts/gpu_env.sh wgmma_spread_gpu hopper
 OUT=${OUT:-build/wgmma-spread}
 dir=build/wgmma-spread
 mkdir -p "$OUT" "$dir"

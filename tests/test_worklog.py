@@ -526,6 +526,23 @@ def test_gpu_scripts_without_a_gpu_or_arguments_say_so(tmp_path, script, args, s
     assert words in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
+@pytest.mark.parametrize("script", ["wgmma_gpu.sh", "wgmma_spread_gpu.sh", "wgmma_prefetch_gpu.sh"])
+def test_hopper_scripts_on_another_gpu_say_so(tmp_path, script):
+    """On a GPU that is not a Hopper one (a fake nvidia-smi reporting 8.6), one line, exit 3."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "nvidia-smi"
+    fake.write_text("#!/bin/sh\necho 8.6\n")
+    fake.chmod(0o755)
+    import os
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}")
+    result = subprocess.run(["bash", f"scripts/{script}"], cwd=REPO, capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert result.returncode == 3, result.stdout + result.stderr
+    name = script[:-3]
+    assert result.stderr.strip() == f"{name}: the Hopper kernel needs a GPU of compute capability 9.0"
+
+
 def test_make_sweep_runs_in_the_test_environment():
     """The sweep plots with the pinned matplotlib of .venv, not whatever python3 has."""
     result = subprocess.run(["make", "-n", "sweep"], cwd=REPO, capture_output=True, text=True)
