@@ -7,7 +7,7 @@
 #   OUT=dir bash scripts/wgmma_small_gpu.sh
 set -u
 cd "$(dirname "$0")/.."
-. scripts/gpu_env.sh wgmma_small_gpu
+. scripts/gpu_env.sh wgmma_small_gpu hopper
 OUT=${OUT:-build/wgmma-small}
 dir=build/wgmma-small
 mkdir -p "$OUT" "$dir"

@@ -17,9 +17,9 @@ pairs it names, variants that are not steps (other block tiles, steps along K, s
 the settings by. --parts times, for the pairs it names, the shipped kernel
 built twice more with half of its work left out (worklog/copies-only.md and
 worklog/math-only.md): its results are wrong, so those runs are not verified.
---hopper also times the Hopper kernel's steps (HOPPER_STEPS) for the 16-bit
-pairs with ./gemm --kernel=wgmma; it needs a Hopper GPU, for which every build
-is compiled as sm_90a.
+--hopper also times the Hopper kernel's steps (hopper_steps()), variants and
+parts for the 16-bit pairs with ./gemm --kernel=wgmma; it needs a Hopper GPU,
+for which every build is compiled as sm_90a.
 
 A step is gemm.md with some settings on the compiler's command line and, where
 the step's code differs from the shipped kernel's, the change files of
@@ -329,16 +329,14 @@ def make_hopper_table(rows):
     """The Hopper kernel's steps (rows of kind "hopper"), eTOPS per 16-bit pair, with cuBLAS
     from the last step's runs and the shipped kernel's share of it."""
     types = sorted({r["type"] for r in rows if r.get("kind") == "hopper"}, key=sweep.type_order)
-    cell = {}
-    for r in rows:
-        if r.get("result") != "FAIL" and r.get("kind") == "hopper":
-            cell[("cublas" if r["impl"] == "cublas" else r["step"], r["type"])] = r["etops"]
+    cells = [(title, last_cells(rows, "hopper", "wgmma", key)) for key, title, _ in hopper_steps()]
+    cublas = last_cells(rows, "hopper", "cublas")
     lines = ["| step | " + " | ".join(SHORT_NAMES.get(t, t) for t in types) + " |",
              "|" + "|".join(["---"] + ["---:"] * len(types)) + "|"]
-    for key, title, _ in hopper_steps() + [("cublas", "cuBLAS", None)]:
-        lines.append("| " + " | ".join([title] + [sweep.fmt3(cell.get((key, t))) for t in types]) + " |")
-    last = hopper_steps()[-1][0]
-    lines.append("| " + " | ".join(["shipped / cuBLAS"] + [percent(cell.get((last, t)), cell.get(("cublas", t)))
+    for title, cell in cells + [("cuBLAS", cublas)]:
+        lines.append("| " + " | ".join([title] + [sweep.fmt3(cell.get(t)) for t in types]) + " |")
+    shipped = cells[-1][1]
+    lines.append("| " + " | ".join(["shipped / cuBLAS"] + [percent(shipped.get(t), cublas.get(t))
                                                            for t in types]) + " |")
     return "\n".join(lines) + "\n"
 
@@ -583,7 +581,8 @@ def run(args):
     print(f"worklog.py: wrote {path}; {failed} failed")
     meta, rows = read_worklog(path)
     meta["file"] = str(path)
-    sys.stdout.write(make_table(rows))
+    if any(r.get("kind", "step") == "step" for r in rows):
+        sys.stdout.write(make_table(rows))
     if any(r.get("kind") == "hopper" for r in rows):
         sys.stdout.write(make_hopper_table(rows))
     return 1 if failed else 0

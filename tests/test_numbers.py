@@ -464,12 +464,11 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     assert pct_range([share[k] for k in keys if k[2] == 1024]) == "53–65" and "(53–65 % of cuBLAS" in text
     # Fifteen measurements at 8192^3 as shipped: worklog, sweep, GROUP_M=8.
     _, groups = sweep.read_csv(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-wgmma-groups-2.csv")
-    runs, g8 = [], []
+    runs = []
     for i, r in enumerate(groups):
         if r["impl"] == "wgmma" and "-DGROUP_M=8" in r["build"]:
             assert groups[i + 1]["impl"] == "cublas"
             runs.append(r["etops"] / groups[i + 1]["etops"])
-            g8.append(r)
     # and three runs of 50 launches beside the power cap
     spread_text = (REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-wgmma-spread.txt").read_text()
     lines50 = [next(csv.reader([x])) for x in spread_text.splitlines() if x.startswith('"NVIDIA')]

@@ -526,7 +526,8 @@ def test_gpu_scripts_without_a_gpu_or_arguments_say_so(tmp_path, script, args, s
     assert words in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
-@pytest.mark.parametrize("script", ["wgmma_gpu.sh", "wgmma_spread_gpu.sh", "wgmma_prefetch_gpu.sh"])
+@pytest.mark.parametrize("script", ["wgmma_gpu.sh", "wgmma_small_gpu.sh", "wgmma_spread_gpu.sh",
+                                    "wgmma_prefetch_gpu.sh"])
 def test_hopper_scripts_on_another_gpu_say_so(tmp_path, script):
     """On a GPU that is not a Hopper one (a fake nvidia-smi reporting 8.6), one line, exit 3."""
     bin_dir = tmp_path / "bin"
