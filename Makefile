@@ -12,29 +12,21 @@ NVCC    ?= nvcc
 PYTHON  ?= python3
 NVFLAGS ?= -O3 -std=c++17 -lineinfo -Xcompiler -Wall
 
-TYPES  := F16_IN_F32_OUT F16_IN_OUT U8_IN_I32_OUT I8_IN_I32_OUT BF16_IN_F32_OUT TF32_IN_F32_OUT F64_IN_OUT
-SHAPES := 16x16x16 32x8x16 8x32x16 16x16x8 8x8x4
-
-# Make variables override the defaults written in gemm.md. TYPE without MNK
-# drops the document's shape too, so that gemm.md picks the pair's usual one.
+# Make variables override the defaults written in gemm.md. The type pairs and shapes are
+# listed once, in gemm.md (./gemm --describe prints them): a TYPE or MNK that names none
+# stops the build with a compile-time message that lists them.
 CONFIG :=
 ifneq ($(TYPE),)
   ifneq ($(words $(TYPE)),1)
-    $(error TYPE=$(TYPE) is not a type pair; choose one of: $(TYPES))
+    $(error TYPE=$(TYPE) must be one type pair, such as F16_IN_F32_OUT)
   endif
-  ifeq ($(filter $(TYPE),$(TYPES)),)
-    $(error TYPE=$(TYPE) is not a type pair; choose one of: $(TYPES))
-  endif
-  CONFIG += -DTYPE_FROM_MAKE -D$(TYPE) -DMNK_FROM_MAKE
+  CONFIG += -DTYPE_FROM_MAKE -D$(TYPE)
 endif
 ifneq ($(MNK),)
   ifneq ($(words $(MNK)),1)
-    $(error MNK=$(MNK) is not a WMMA shape; choose one of: $(SHAPES))
+    $(error MNK=$(MNK) must be one WMMA shape, such as 16x16x16)
   endif
-  ifeq ($(filter $(MNK),$(SHAPES)),)
-    $(error MNK=$(MNK) is not a WMMA shape; choose one of: $(SHAPES))
-  endif
-  CONFIG += -DMNK_FROM_MAKE -DMNK_$(MNK)
+  CONFIG += -DMNK_FROM_MAKE=$(MNK) -DMNK_$(MNK)
 endif
 ifneq ($(TRANSPOSE_A),)
   ifneq ($(words $(TRANSPOSE_A)),1)
@@ -81,6 +73,9 @@ endif
 
 # cuBLAS is linked unless CUBLAS=0; without it ./gemm needs only the CUDA runtime.
 CUBLAS ?= 1
+ifeq ($(filter $(CUBLAS),0 1),)
+  $(error CUBLAS=$(CUBLAS) must be 0 or 1)
+endif
 ifeq ($(CUBLAS),1)
   CONFIG += -DUSE_CUBLAS=1
   LIBS   := -lcublas
