@@ -448,8 +448,8 @@ def test_layouts_are_named_as_the_report_names_them():
     assert worklog.LAYOUTS["TN"] == (0, 1) and worklog.LAYOUTS["NN"] == (0, 0)
     assert sorted(worklog.LAYOUTS.values()) == [(0, 0), (0, 1), (1, 0), (1, 1)]
     document = (REPO / "gemm.md").read_text(encoding="utf-8")
-    table = re.search(r'names\[2\]\[2\]\[3\] = \{\{"(\w\w)", "(\w\w)"\}, \{"(\w\w)", "(\w\w)"\}\};', document)
-    assert table and "return names[TRANSPOSE_B][TRANSPOSE_A];" in document
+    table = re.search(r'LAYOUT_NAMES\[2\]\[2\]\[3\] = \{\{"(\w\w)", "(\w\w)"\}, \{"(\w\w)", "(\w\w)"\}\};', document)
+    assert table and "return LAYOUT_NAMES[TRANSPOSE_B][TRANSPOSE_A];" in document
     b0a0, b0a1, b1a0, b1a1 = table.groups()
     assert worklog.LAYOUTS == {b0a0: (0, 0), b0a1: (1, 0), b1a0: (0, 1), b1a1: (1, 1)}
 
