@@ -120,7 +120,7 @@ test: $(VENV)/ok
 	$(VENV)/bin/python -m pytest -q tests
 
 check-gpu:
-	bash scripts/check_gpu.sh
+	$(PYTHON) scripts/check_gpu.py
 
 # Times every type pair, kernel and cuBLAS, over sizes 256..16384 on the GPU
 # present; writes results/<gpu>-<date>.csv, .md and .svg, with the pinned

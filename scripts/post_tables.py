@@ -12,13 +12,13 @@ Two tables, each between its markers in the post:
   sweep of the same day;
 - <!-- tiles:begin --> ... <!-- tiles:end -->: every tile of the half / float
   pair, each forced, as a share of cuBLAS at a few sizes, from the measurement
-  of every tile (scripts/tiles_gpu.sh);
+  of every tile (results/README.md says how it was made);
 - <!-- hopper:begin --> ... <!-- hopper:end -->: the Hopper kernel beside the
   tiled kernel and cuBLAS for the 16-bit pairs at a few sizes, B plain / B
   transposed, from the sweep of the 16-bit pairs with it;
 - <!-- longk:begin --> ... <!-- longk:end -->: narrow, long problems with the tile
   the program chooses, K split as it chooses and unsplit, beside cuBLAS
-  (scripts/long_k_gpu.sh).
+  (results/README.md says how it was made).
 
 Without --into the tables are printed. The worklog's tables (steps, ceiling,
 parts) are made by scripts/worklog.py table. Standard library only.

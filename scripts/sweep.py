@@ -31,12 +31,15 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gemmlib  # noqa: E402  (builds, runs and lists: the one place that knows how)
+
+REPO = gemmlib.REPO
 BUILD = Path("build/sweep")          # relative to REPO, where every command runs; --build-dir changes it
 
-# The type pairs in the order the table and the plot show them.
-TYPES = ["F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT", "TF32_IN_F32_OUT",
-         "F64_IN_OUT", "I8_IN_I32_OUT", "U8_IN_I32_OUT"]
+# The type pairs in the order the table and the plot show them: gemm.md's order (./gemm
+# --describe), floating-point pairs first.
+TYPES = [p["name"] for p in sorted(gemmlib.registry()["pairs"], key=lambda p: p["integer"])]
 
 # Powers of two, plus sizes that are not multiples of any tile, so that the
 # padding shows up in the curves.
@@ -493,40 +496,19 @@ def find_gpu(prog="sweep.py", anywhere="report"):
     This is the first thing `run` does, so that a machine without a GPU hears
     so at once, before minutes of building.
     """
-    if shutil.which("nvidia-smi") is None:
-        sys.exit(f"{prog}: no GPU: nvidia-smi is not on PATH. `run` needs a machine with an "
-                 "NVIDIA GPU; `" + anywhere + "` works anywhere.")
-    cmd = ["nvidia-smi", "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"]
     try:
-        result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        sys.exit(f"{prog}: no GPU: nvidia-smi did not answer ({e}).")
-    lines = [line for line in result.stdout.splitlines() if line.strip()]
-    fields = [f.strip() for f in lines[0].split(",")] if lines else []
-    if result.returncode != 0 or len(fields) != 3 or not re.fullmatch(r"\d+\.\d+", fields[1]):
-        said = (result.stdout + result.stderr).strip().splitlines()
-        sys.exit(f"{prog}: no GPU: nvidia-smi found none"
-                 + (f" ({said[0]})" if said else "") + ". `run` needs a machine with an "
-                 "NVIDIA GPU; `" + anywhere + "` works anywhere.")
-    name, cap, driver = fields
-    return name, cap.replace(".", ""), driver
-
-
-def target_flags(cc):
-    """nvcc's target for a GPU: Hopper as sm_90a, for the Hopper kernel's instructions."""
-    return ["-gencode", "arch=compute_90a,code=sm_90a"] if cc == "90" else [f"-arch=sm_{cc}"]
+        return gemmlib.find_gpu(prog)
+    except SystemExit as e:
+        raise SystemExit(f"{e}. `run` needs a machine with an NVIDIA GPU; `{anywhere}` works anywhere.")
 
 
 def build_one(build, cc, type_pair, tb):
     """Build one binary; returns (type, tb, seconds, error text or None)."""
     out = build / f"{type_pair}-{tb}"
-    cmd = ["nvcc", "-O3", "-std=c++17", "-lineinfo", *target_flags(cc),
-           "-DTYPE_FROM_MAKE", f"-D{type_pair}", "-DMNK_FROM_MAKE",
-           "-DTRANSPOSE_A=0", f"-DTRANSPOSE_B={tb}", "-DUSE_CUBLAS=1",
-           "-o", str(out), str(build / "gemm.cu"), "-lcublas"]
+    flags = gemmlib.defines(type_pair, None, 0, tb, cublas=True)
     start = time.monotonic()
-    result = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-    error = None if result.returncode == 0 else (shlex.join(cmd) + "\n" + result.stderr)
+    result = gemmlib.nvcc(build / "gemm.cu", out, flags, gpu=cc)
+    error = None if result.returncode == 0 else (shlex.join(result.args) + "\n" + result.stderr)
     return type_pair, tb, time.monotonic() - start, error
 
 
@@ -557,10 +539,7 @@ def run(args):
 
     # Tangle once, build every binary at once: nvcc is single-threaded per file.
     build.mkdir(parents=True, exist_ok=True)
-    tangle = subprocess.run([sys.executable, "tangle.py", "gemm.md", "-o", str(build / "gemm.cu")],
-                            capture_output=True, text=True)
-    if tangle.returncode != 0:
-        sys.exit("sweep.py: tangle.py failed:\n" + tail(tangle.stderr, 30))
+    gemmlib.tangle(build / "gemm.cu")
     jobs = [(t, tb) for t in types for tb in (0, 1)]
     print(f"building {len(jobs)} binaries for sm_{cc} in {build}/ ...", file=sys.stderr)
     start = time.monotonic()

@@ -46,18 +46,16 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gemmlib  # noqa: E402  (builds and runs; the lists of pairs and layouts)
 import sweep  # noqa: E402  (the same GPU detection, CSV reading and number format)
 
 REPO = sweep.REPO
 BUILD = Path("build/worklog")
 BEGIN, END = "<!-- worklog:begin -->", "<!-- worklog:end -->"
+PAIRS = gemmlib.pairs()     # ./gemm --describe's type pairs: names, element types, kernels
 # cuBLAS's names of the layouts (the report's), as (TRANSPOSE_A, TRANSPOSE_B) of gemm.md.
-LAYOUTS = {"NN": (0, 0), "TN": (0, 1), "NT": (1, 0), "TT": (1, 1)}
-SHORT_NAMES = {"F16_IN_F32_OUT": "f16→f32", "F16_IN_OUT": "f16→f16", "BF16_IN_F32_OUT": "bf16→f32",
-               "TF32_IN_F32_OUT": "tf32→f32", "F64_IN_OUT": "f64→f64", "I8_IN_I32_OUT": "i8→i32",
-               "U8_IN_I32_OUT": "u8→i32"}
-ELEMENT_BYTES = {"F16_IN_F32_OUT": 2, "F16_IN_OUT": 2, "BF16_IN_F32_OUT": 2, "TF32_IN_F32_OUT": 4,
-                 "F64_IN_OUT": 8, "I8_IN_I32_OUT": 1, "U8_IN_I32_OUT": 1}
+LAYOUTS = {name: tuple(t) for name, t in gemmlib.registry()["layouts"].items()}
+SHORT_NAMES = {t: p["short"] for t, p in PAIRS.items()}
 
 # The steps, in the order of the post. Each names the settings it builds with;
 # anything not named keeps gemm.md's default, so the last step is the kernel
@@ -81,15 +79,17 @@ STEP_TITLES = {"simple": "simple kernel",
                "prefetch": "11. fragments loaded a step ahead",
                "shipped": "12. copies spread (16-bit); tf32 not ahead: as shipped"}
 STEPS = [(key, title, None) for key, title in STEP_TITLES.items()]
-PTX_LOADED = {"BF16_IN_F32_OUT", "TF32_IN_F32_OUT", "F64_IN_OUT"}   # where the ptxload step changes anything
+PTX_LOADED = {t for t, p in PAIRS.items() if p["ptx_load"]}   # where the ptxload step changes anything
 CHANGES = Path("worklog")   # the change files, one per piece of code that an earlier step had
 # The change files of the measurement builds, for the settings that name them.
 LEAVE_OUT = {"LEAVE_OUT_MATH": "copies-only", "LEAVE_OUT_COPIES": "math-only"}
 
 
 def first_tile(type_pair):
-    k64 = {"BLOCK_K": 64 // ELEMENT_BYTES[type_pair]}
-    if type_pair == "F64_IN_OUT":
+    """The block tile the first steps used: 64 bytes along K; 128 x 256 with 2 x 4 warps,
+    and for double (whose fragments take twice the registers) 128 x 128 with 4 x 2."""
+    k64 = {"BLOCK_K": 64 // PAIRS[type_pair]["in_bytes"]}
+    if PAIRS[type_pair]["in"] == "double":
         return dict(k64, BLOCK_M=128, BLOCK_N=128, BLOCK_WARPS_M=4, BLOCK_WARPS_N=2)
     return dict(k64, BLOCK_M=128, BLOCK_N=256, BLOCK_WARPS_M=2, BLOCK_WARPS_N=4)
 
@@ -131,9 +131,9 @@ def explore_variants(type_pair):
     variants = [("p0", "fragments loaded, then multiplied (step 10)",
                  {"PREFETCH_FRAGMENTS": 0, "SPREAD_COPIES": 0}),
                 ("shipped", "as shipped", {})]
-    if type_pair in ("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT"):
+    if PAIRS[type_pair]["in_bytes"] == 2:
         variants.append(("nospread", "copies not spread (step 11)", {"SPREAD_COPIES": 0}))
-    if type_pair == "TF32_IN_F32_OUT":
+    if PAIRS[type_pair]["in"] == "float (as tf32)":
         variants.append(("p1", "fragments loaded a step ahead", {"PREFETCH_FRAGMENTS": 1}))
     if type_pair == "F16_IN_OUT":   # half accumulators take half the registers: wider warp tiles
         square = {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_WARPS_M": 4, "BLOCK_WARPS_N": 2}
@@ -158,7 +158,7 @@ HOPPER_STEP_TITLES = {"h-one-role": "H1. TMA and wgmma, no producer, 2 stages",
                       "h-roles": "H2. a producer warp group, setmaxnreg, 4 stages",
                       "h-grouped": "H3. blocks grouped by 8 rows",
                       "h-batched": "H4. the epilogue's loads in batches: as shipped"}
-HOPPER_TYPES = ("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT")
+HOPPER_TYPES = tuple(t for t, p in PAIRS.items() if "wgmma" in p["kernels"])
 
 
 def hopper_steps():
@@ -204,6 +204,8 @@ def step_titles():
 def read_worklog(path):
     """(meta, rows) of a worklog CSV: sweep's CSV rows with a 'step' column."""
     meta, rows = sweep.read_csv(path)
+    if not rows:
+        raise ValueError(f"{path}: no rows of measurements")
     for row in rows:
         if "step" not in row:
             raise ValueError(f"{path}: not a worklog CSV (no 'step' column)")
@@ -253,10 +255,10 @@ def make_table(rows):
 
 
 # The dense tensor-core peaks of NVIDIA's H100 SXM datasheet, without sparsity, in TFLOP/s
-# (TOPS for int8): the ceiling table's yardstick.
-DATASHEET_PEAK = {"F16_IN_F32_OUT": 989, "F16_IN_OUT": 989, "BF16_IN_F32_OUT": 989,
-                  "TF32_IN_F32_OUT": 495, "F64_IN_OUT": 67, "I8_IN_I32_OUT": 1979,
-                  "U8_IN_I32_OUT": 1979}
+# (TOPS for int8), by input type: the ceiling table's yardstick.
+PEAK_BY_INPUT = {"half": 989, "bfloat16": 989, "float (as tf32)": 495, "double": 67,
+                 "signed char": 1979, "unsigned char": 1979}
+DATASHEET_PEAK = {t: PEAK_BY_INPUT.get(p["in"]) for t, p in PAIRS.items()}
 
 
 def last_cells(rows, kind, impl, step=None):
@@ -305,10 +307,9 @@ def make_parts_table(rows):
     return "\n".join(lines) + "\n"
 
 
-# The targets set before the tiled kernel was written: a share of cuBLAS per pair, and ten
-# times the simple kernel for every pair.
-TARGETS = {"F16_IN_F32_OUT": 50, "F16_IN_OUT": 50, "BF16_IN_F32_OUT": 50, "TF32_IN_F32_OUT": 50,
-           "F64_IN_OUT": 85, "I8_IN_I32_OUT": 45, "U8_IN_I32_OUT": 45}
+# The targets set before the tiled kernel was written: a share of cuBLAS (85 % for double,
+# 45 % for 8-bit integers, 50 % for the others), and ten times the simple kernel for every pair.
+TARGETS = {t: 85 if p["in"] == "double" else 45 if p["integer"] else 50 for t, p in PAIRS.items()}
 
 
 def make_targets_table(rows):
@@ -456,11 +457,10 @@ def source(out, settings):
     files = changes(settings)
     if not files:
         return BUILD / "gemm.cu", None
-    cu = Path(f"{out}.cu")
-    cmd = [sys.executable, "tangle.py", "gemm.md", *[a for f in files for a in ("--change", f)],
-           "-o", str(cu)]
-    result = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-    return cu, (None if result.returncode == 0 else shlex.join(cmd) + "\n" + result.stderr[-2000:])
+    try:
+        return gemmlib.tangle(REPO / f"{out}.cu", files), None
+    except SystemExit as e:
+        return Path(f"{out}.cu"), str(e)[-2000:]
 
 
 def build(cc, type_pair, key, settings, layout="TN"):
@@ -469,12 +469,9 @@ def build(cc, type_pair, key, settings, layout="TN"):
     if error:
         return out, error
     transpose_a, transpose_b = LAYOUTS[layout]
-    cmd = (["nvcc", "-O3", "-std=c++17", "-lineinfo", *sweep.target_flags(cc), "-DTYPE_FROM_MAKE",
-            f"-D{type_pair}", "-DMNK_FROM_MAKE", "-DUSE_CUBLAS=1"]
-           + defines({"TRANSPOSE_A": transpose_a, "TRANSPOSE_B": transpose_b}) + defines(settings or {})
-           + ["-o", str(out), str(cu), "-lcublas"])
-    result = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
-    return out, (None if result.returncode == 0 else shlex.join(cmd) + "\n" + result.stderr[-2000:])
+    flags = gemmlib.defines(type_pair, None, transpose_a, transpose_b, cublas=True) + defines(settings or {})
+    result = gemmlib.nvcc(REPO / cu, REPO / out, flags, gpu=cc)
+    return out, (None if result.returncode == 0 else shlex.join(result.args) + "\n" + result.stderr[-2000:])
 
 
 def plan(types, args):
@@ -511,21 +508,17 @@ def plan(types, args):
 
 
 def worklog_tile(binary):
-    """The name of the tile a step's settings define: the first that --help lists (row 0 of
-    TILES), so that a step is measured with its own tile whatever the choice would take."""
-    text = subprocess.run([str(binary), "--help"], capture_output=True, text=True).stdout
-    match = re.search(r"--tile=NAME\s.*?one of: (\d+x\d+x\d+)", text)
-    if not match:
-        raise SystemExit(f"worklog.py: {binary} --help names no tile")
-    return match[1]
+    """The name of the tile a step's settings define: the binary's first (row 0 of TILES, as
+    --describe lists them), so that a step is measured with its own tile whatever the choice
+    would take."""
+    return gemmlib.describe(binary)["tiles"][0]["name"]
 
 
 def run(args):
     gpu, cc, driver = sweep.find_gpu("worklog.py", "table")
     types = sweep.parse_types(args.types) if args.types else sweep.TYPES
     (REPO / BUILD).mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "tangle.py", "gemm.md", "-o", str(BUILD / "gemm.cu")],
-                   cwd=REPO, check=True)
+    gemmlib.tangle(REPO / BUILD / "gemm.cu")
     jobs = plan(types, args)
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 4) as pool:
@@ -536,8 +529,7 @@ def run(args):
     out_dir.mkdir(parents=True, exist_ok=True)
     date = datetime.date.today().isoformat()
     path = out_dir / f"{sweep.slug(gpu)}-{date}-worklog.csv"
-    header = subprocess.run([str(REPO / built[0][0]), "--csv-header"], capture_output=True,
-                            text=True).stdout.strip()
+    header = ",".join(gemmlib.registry()["csv_columns"])
     size = str(args.size)
     common = ["--csv", "--warmup", "3", "--repeat", "10", size, size, size]
     failed = 0
@@ -564,7 +556,7 @@ def run(args):
                 runs = [["--kernel=simple", verify] + common, ["--ceiling", "--csv"]]
             for extra in runs:
                 began = time.monotonic()
-                result = subprocess.run([str(REPO / binary)] + extra, capture_output=True, text=True)
+                result = gemmlib.run(REPO / binary, extra)
                 lines = [line for line in result.stdout.splitlines() if line.startswith('"')]
                 for line in lines:
                     f.write(f"{key},{kind},\"{label}\",{line}\n")
@@ -575,8 +567,8 @@ def run(args):
                     print(f"FAILED {t} {key} (exit {result.returncode}): {result.stderr.strip()[-500:]}",
                           flush=True)
                 else:
-                    shown = [ln.split(",") for ln in lines]
-                    speeds = ", ".join(f"{s[12]} {float(s[19]):.1f}" for s in shown)
+                    shown = gemmlib.parse_csv("\n".join(lines), header)
+                    speeds = ", ".join(f"{r['impl']} {float(r['etops']):.1f}" for r in shown)
                     print(f"{t:16} {key:9} {speeds}  ({time.monotonic() - began:.1f} s)", flush=True)
     print(f"worklog.py: wrote {path}; {failed} failed")
     meta, rows = read_worklog(path)
@@ -592,7 +584,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="build and time every step on the GPU present")
-    r.add_argument("--types", help="type pairs, comma-separated (default: all seven)")
+    r.add_argument("--types", help="type pairs, comma-separated (default: all)")
     r.add_argument("--size", type=int, default=8192, help="M = N = K (default 8192)")
     r.add_argument("--layout", choices=sorted(LAYOUTS), default="TN",
                    help="the layout to build for (default TN, the layout of the post's steps)")

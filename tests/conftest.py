@@ -6,7 +6,6 @@ on that copy directly, with the same -D options the Makefile would pass.
 """
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -16,32 +15,32 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
-NVCC = os.environ.get("NVCC", "nvcc")
-# The Makefile's optimisation and language flags; -lineinfo and -Wall do not matter here.
-BASE_FLAGS = ["-O3", "-std=c++17"]
-COMPILE_TIMEOUT = 600
+sys.path.insert(0, str(REPO / "scripts"))
+import gemmlib  # noqa: E402  (the one way to build gemm.md; its lists come from --describe)
+
+# What ./gemm --describe says: the type pairs, shapes, layouts, kernels, tiles, GPUs and CSV
+# columns every test takes its parameters from. A PTX-only build of gemm.md, done once.
+REGISTRY = gemmlib.registry()
+PAIRS = gemmlib.pairs(REGISTRY)                 # {name: entry}, in gemm.md's order
+TYPES = list(PAIRS)
+SHAPES = REGISTRY["shapes"]
+LAYOUTS = {name: tuple(t) for name, t in REGISTRY["layouts"].items()}
+GPUS = {g["name"]: g for g in REGISTRY["gpus"]}
+CSV_COLUMNS = REGISTRY["csv_columns"]
+
+
+def default_shape(pair):
+    """The shape a build of `pair` takes when none is given: the pair's first."""
+    return PAIRS[pair]["shapes"][0]
 
 
 def config_defines(type_pair=None, shape=None, ta=None, tb=None):
-    """The -D options for one configuration, spelled as the Makefile spells them.
-
-    cuBLAS is switched off explicitly, so that these builds neither need nor
-    link it, whatever gemm.md does with USE_CUBLAS.
-    """
-    flags = []
-    if type_pair is not None:
-        flags += ["-DTYPE_FROM_MAKE", f"-D{type_pair}", "-DMNK_FROM_MAKE"]
-    if shape is not None:
-        flags += ["-DMNK_FROM_MAKE", f"-DMNK_{shape}"]
-    if ta is not None:
-        flags.append(f"-DTRANSPOSE_A={ta}")
-    if tb is not None:
-        flags.append(f"-DTRANSPOSE_B={tb}")
-    flags.append("-DUSE_CUBLAS=0")
-    return flags
+    """The -D options for one configuration, spelled as the Makefile spells them, cuBLAS off
+    (these builds neither need nor link it, whatever gemm.md does with USE_CUBLAS)."""
+    return gemmlib.defines(type_pair, shape, ta, tb, cublas=False)
 
 
-def run_command(cmd, cwd=None, timeout=COMPILE_TIMEOUT):
+def run_command(cmd, cwd=None, timeout=600):
     """Run `cmd`; return the CompletedProcess (text mode, output captured)."""
     return subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True,
                           text=True, timeout=timeout)
@@ -73,48 +72,20 @@ def machine_has_gpu():
 @pytest.fixture(scope="session")
 def gemm_cu(tmp_path_factory):
     """gemm.md tangled by tangle.py into a private folder; the path of the .cu file."""
-    folder = tmp_path_factory.mktemp("tangled")
-    out = folder / "gemm.cu"
-    result = run_command([sys.executable, REPO / "tangle.py", REPO / "gemm.md", "-o", out])
-    assert result.returncode == 0, f"tangle.py failed:\n{result.stderr}"
+    out = gemmlib.tangle(tmp_path_factory.mktemp("tangled") / "gemm.cu")
     assert out.stat().st_size > 0
     return out
 
 
 @pytest.fixture(scope="session")
 def nvcc():
-    """Helper that compiles a tangled source in one of three ways.
-
-    nvcc(source, out, defines, mode=..., arch=...) returns the CompletedProcess:
-      mode="exe"        a whole executable (host and device code) at `out`;
-      mode="cubin"      device code only, the cubin at `out`, with the PTX kept
-                        beside it (out with the suffix .ptx);
-      mode="preprocess" only the preprocessor (host and device passes), which is
-                        where every #error of the configuration checks fires.
-    """
-    if shutil.which(NVCC) is None:
-        pytest.fail(f"{NVCC} is not on PATH; these tests need the CUDA toolkit")
+    """nvcc(source, out, defines, mode="exe"|"cubin"|"ptx", arch="sm_90"): gemmlib.nvcc, the
+    CompletedProcess. A cubin's PTX is kept beside it (out with the suffix .ptx)."""
+    if shutil.which(gemmlib.NVCC) is None:
+        pytest.fail(f"{gemmlib.NVCC} is not on PATH; these tests need the CUDA toolkit")
 
     def compile_(source, out, defines, mode="exe", arch="sm_90"):
-        cmd = [NVCC, *BASE_FLAGS, f"-arch={arch}", *defines]
-        if mode == "exe":
-            cmd += ["-o", out, source]
-        elif mode == "cubin":
-            keep = Path(str(out) + ".keep")
-            keep.mkdir(parents=True, exist_ok=True)
-            cmd += ["-cubin", "-keep", "-keep-dir", keep, "-o", out, source]
-        elif mode == "preprocess":
-            cmd += ["-E", "-o", os.devnull, source]
-        else:
-            raise ValueError(mode)
-        result = run_command(cmd)
-        if mode == "cubin":
-            keep = Path(str(out) + ".keep")
-            ptx = sorted(keep.glob("*.ptx"))
-            if result.returncode == 0 and ptx:
-                shutil.copy(ptx[0], Path(out).with_suffix(".ptx"))
-            shutil.rmtree(keep, ignore_errors=True)   # megabytes of intermediate files
-        return result
+        return gemmlib.nvcc(source, out, defines, gpu=arch, mode=mode)
 
     return compile_
 
@@ -135,52 +106,3 @@ def parallel():
 def defines():
     """config_defines(type_pair, shape, ta, tb): the -D options of one configuration."""
     return config_defines
-
-
-def macro_expansions(source, defines, names):
-    """What the macros `names` expand to at the end of `source`, configured by `defines`.
-
-    The host preprocessor runs on the tangled source with its #include lines
-    dropped (the configuration needs none of the headers), and one line naming
-    the macros is appended. Returns a dict from name to the expanded text, such
-    as '(128 / (int)sizeof(in_t))'. A macro that is not defined comes back as
-    its own name.
-    """
-    compiler = shutil.which("g++") or shutil.which("cpp")
-    if compiler is None:
-        pytest.skip("no host C++ preprocessor")
-    text = re.sub(r"(?m)^\s*#\s*include\b.*$", "", Path(source).read_text())
-    probe = "@@macros@@ " + " @@ ".join(names)
-    result = subprocess.run([compiler, "-E", "-x", "c++", "-P", *defines, "-"],
-                            input=text + "\n" + probe + "\n", capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    line = [l for l in result.stdout.splitlines() if l.startswith("@@macros@@")]
-    assert len(line) == 1, result.stdout[-2000:]
-    values = [v.strip() for v in line[0][len("@@macros@@"):].split("@@")]
-    return dict(zip(names, values))
-
-
-def evaluate_integer(expression, sizes=None):
-    """The value of a C integer expression made of numbers, + - * / % and parentheses.
-
-    `sizes` maps type names to their sizeof; casts to int are dropped. Division
-    truncates as in C (the operands here are positive).
-    """
-    for name, size in (sizes or {}).items():
-        expression = re.sub(rf"sizeof\s*\(\s*{re.escape(name)}\s*\)", str(size), expression)
-    expression = re.sub(r"\(\s*(?:int|long|unsigned|int64_t|size_t)\s*\)", "", expression)
-    if not re.fullmatch(r"[0-9\s()+\-*/%]+", expression):
-        raise ValueError(f"not a plain integer expression: {expression!r}")
-    return int(eval(expression.replace("/", "//"), {"__builtins__": {}}))
-
-
-@pytest.fixture(scope="session")
-def macros():
-    """macro_expansions(source, defines, names): the expansions of gemm.md's macros."""
-    return macro_expansions
-
-
-@pytest.fixture(scope="session")
-def evaluate():
-    """evaluate_integer(expression, sizes): a macro's expansion as a number."""
-    return evaluate_integer

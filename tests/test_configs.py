@@ -2,7 +2,8 @@
 
 No GPU is needed. Valid configurations are compiled for the device only
 (nvcc -cubin, which runs the front end, cicc and ptxas on the kernel); invalid
-ones only need the preprocessor, where the #error checks of gemm.md fire.
+ones only as far as PTX, which is where gemm.md's static_asserts fire. The
+pairs, shapes and tiles come from ./gemm --describe (conftest.REGISTRY).
 """
 
 import os
@@ -14,57 +15,40 @@ from pathlib import Path
 
 import pytest
 
+from conftest import PAIRS, REGISTRY, SHAPES, TYPES
+
 REPO = Path(__file__).resolve().parent.parent
 
-# The type pairs and the WMMA shapes each one allows (the table in gemm.md).
-SIXTEEN_BIT_SHAPES = ["16x16x16", "32x8x16", "8x32x16"]
-TYPE_SHAPES = {
-    "F16_IN_F32_OUT": SIXTEEN_BIT_SHAPES,
-    "F16_IN_OUT": SIXTEEN_BIT_SHAPES,
-    "U8_IN_I32_OUT": SIXTEEN_BIT_SHAPES,
-    "I8_IN_I32_OUT": SIXTEEN_BIT_SHAPES,
-    "BF16_IN_F32_OUT": SIXTEEN_BIT_SHAPES,
-    "TF32_IN_F32_OUT": ["16x16x8"],
-    "F64_IN_OUT": ["8x8x4"],
-}
-TYPES = list(TYPE_SHAPES)
-SHAPES = ["16x16x16", "32x8x16", "8x32x16", "16x16x8", "8x8x4"]
-# The oldest GPU each pair runs on, compute capability times ten.
-MIN_CC = {"F16_IN_F32_OUT": 70, "F16_IN_OUT": 70, "U8_IN_I32_OUT": 72, "I8_IN_I32_OUT": 72,
-          "BF16_IN_F32_OUT": 80, "TF32_IN_F32_OUT": 80, "F64_IN_OUT": 80}
+VALID = [(t, s, ta, tb) for t in TYPES for s in PAIRS[t]["shapes"] for ta in (0, 1) for tb in (0, 1)]
+INVALID = [(t, s) for t in TYPES for s in SHAPES if s not in PAIRS[t]["shapes"]]
 
-VALID = [(t, s, ta, tb) for t in TYPES for s in TYPE_SHAPES[t] for ta in (0, 1) for tb in (0, 1)]
-INVALID = [(t, s) for t in TYPES for s in SHAPES if s not in TYPE_SHAPES[t]]
+# PTX's names of the C++ element types --describe gives for a pair's inputs and accumulator.
+PTX_TYPE = {"half": "f16", "bfloat16": "bf16", "unsigned char": "u8", "signed char": "s8",
+            "float (as tf32)": "tf32", "float": "f32", "double": "f64", "int": "s32"}
 
-# How the WMMA multiply of each pair is spelled in PTX, after the layouts and the shape:
-# the accumulator and input types (ptxas would reject a wrong combination anyway).
-PTX_MMA_TYPES = {
-    "F16_IN_F32_OUT": "f32.f32",
-    "F16_IN_OUT": "f16.f16",
-    "U8_IN_I32_OUT": "s32.u8.u8.s32",
-    "I8_IN_I32_OUT": "s32.s8.s8.s32",
-    "BF16_IN_F32_OUT": "f32.bf16.bf16.f32",
-    "TF32_IN_F32_OUT": "f32.tf32.tf32.f32",
-    "F64_IN_OUT": "f64.f64.f64.f64",
-}
+
+def ptx_mma_types(pair):
+    """How the WMMA multiply of `pair` is spelled in PTX after the layouts and the shape: the
+    accumulator types, and for inputs other than f16 the input types between them."""
+    a, c = PTX_TYPE[PAIRS[pair]["in"]], PTX_TYPE[PAIRS[pair]["acc"]]
+    return f"{c}.{c}" if a == "f16" else f"{c}.{a}.{a}.{c}"
+
 
 NEWER_GPU = "needs a newer GPU"
 
 # The kernels of gemm.md: the simple one, the tiled one and the WMMA ceiling.
 KERNELS = ["gemm_simple", "gemm_tiled", "wmma_ceiling"]
-# The rows of gemm.md's TILES for each pair: the tiled kernel is compiled once for each.
-TILE_COUNTS = {"F16_IN_F32_OUT": 5, "F16_IN_OUT": 5, "BF16_IN_F32_OUT": 5, "I8_IN_I32_OUT": 3,
-               "U8_IN_I32_OUT": 3, "TF32_IN_F32_OUT": 3, "F64_IN_OUT": 2}
 
 
-def test_the_tables_here_are_the_tables_of_the_post():
-    """The type pairs, shapes and oldest GPUs these tests use are the ones gemm.md's table states."""
+def test_the_posts_table_of_type_pairs_is_the_programs():
+    """The table of type pairs in gemm.md's text states the shapes and the oldest GPU of each
+    pair as the program has them (./gemm --describe)."""
     text = (REPO / "gemm.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| `(\w+_IN_\w+)` +\|[^|]+\|[^|]+\| ([^|]+)\| sm_(\d+) +\|$", text, re.M)
-    assert {t for t, _, _ in rows} == set(TYPES), rows
+    assert [t for t, _, _ in rows] == TYPES, rows
     for type_pair, shapes, cc in rows:
-        assert [s.strip().replace("×", "x") for s in shapes.split(",")] == TYPE_SHAPES[type_pair]
-        assert int(cc) == MIN_CC[type_pair]
+        assert [s.strip().replace("×", "x") for s in shapes.split(",")] == PAIRS[type_pair]["shapes"]
+        assert int(cc) == PAIRS[type_pair]["min_cc"]
 
 
 def config_id(config):
@@ -72,7 +56,9 @@ def config_id(config):
 
 
 def error_lines(stderr):
-    return [line for line in stderr.splitlines() if "error" in line]
+    """The compiler's error messages (not its count of them at the end)."""
+    return [line for line in stderr.splitlines() if re.search(r"\berror\b", line)
+            and not re.search(r"\d+ errors? detected", line)]
 
 
 # ---------------------------------------------------------------- valid configurations
@@ -107,7 +93,7 @@ def test_valid_configuration_compiles_its_kernel(device_builds, config):
     for kernel in KERNELS:
         body = [text for name, text in entries.items() if kernel in name]
         # One simple kernel; one tiled kernel per tile, every one of which fits sm_90.
-        assert len(body) == (TILE_COUNTS[type_pair] if kernel == "gemm_tiled" else 1), \
+        assert len(body) == (len(PAIRS[type_pair]["tiles"]) if kernel == "gemm_tiled" else 1), \
             f"{kernel}: {len(body)} entries in the PTX"
         for text in body:
             assert "wmma.mma.sync" in text, f"{kernel} has no WMMA multiply"
@@ -116,12 +102,12 @@ def test_valid_configuration_compiles_its_kernel(device_builds, config):
     m, n, k = shape.split("x")
     layout_a = "col" if ta else "row"
     layout_b = "col" if tb else "row"
-    expected = f"{layout_a}.{layout_b}.m{m}n{n}k{k}.{PTX_MMA_TYPES[type_pair]}"
+    expected = f"{layout_a}.{layout_b}.m{m}n{n}k{k}.{ptx_mma_types(type_pair)}"
     assert {re.sub(r"\.rn$", "", mma) for mma in mmas} == {expected}
 
     # tf32 inputs are rounded to nearest, ties away (cvt.rna), before the multiply.
     rounds = "cvt.rna.tf32.f32" in ptx
-    assert rounds == (type_pair == "TF32_IN_F32_OUT")
+    assert rounds == (PAIRS[type_pair]["in"] == "float (as tf32)")
 
 
 def ptx_entries(ptx):
@@ -234,76 +220,85 @@ def test_measurement_builds_leave_out_what_they_say(nvcc, defines, tmp_path, lef
 
 # ---------------------------------------------------------------- invalid configurations
 
+def refused(result, message):
+    """The build failed, its first error is `message`, and the error points into gemm.md
+    (tangle.py's #line directives)."""
+    assert result.returncode != 0, "the build was accepted"
+    errors = error_lines(result.stderr)
+    assert errors and message in errors[0], result.stderr
+    assert re.search(r"gemm\.md\(\d+\): error", errors[0]), errors[0]
+    return errors
+
+
 @pytest.fixture(scope="module")
-def invalid_preprocessed(gemm_cu, nvcc, tmp_path_factory, defines, parallel):
+def invalid_builds(gemm_cu, nvcc, tmp_path_factory, defines, parallel):
     folder = tmp_path_factory.mktemp("invalid")
 
-    def preprocess(pair):
+    def build(pair):
         type_pair, shape = pair
-        return nvcc(gemm_cu, folder / "unused", defines(type_pair, shape), mode="preprocess")
+        return nvcc(gemm_cu, folder / f"{config_id(pair)}.ptx", defines(type_pair, shape), mode="ptx")
 
-    return parallel(preprocess, INVALID)
+    return parallel(build, INVALID)
 
 
 @pytest.mark.parametrize("pair", INVALID, ids=config_id)
-def test_mismatched_type_and_shape_is_refused_naming_both(invalid_preprocessed, pair):
+def test_mismatched_type_and_shape_is_refused_naming_both(invalid_builds, pair):
+    """One error, whose note names the pair and the shape."""
     type_pair, shape = pair
-    result = invalid_preprocessed[pair]
-    assert result.returncode != 0, f"{pair} was accepted"
-    lines = error_lines(result.stderr)
-    assert any("do not go together" in line for line in lines), result.stderr
-    assert any(re.search(rf"type pair {type_pair}\b", line) for line in lines), result.stderr
-    assert any(re.search(rf"shape MNK_{shape}\b", line) for line in lines), result.stderr
-    # Thanks to tangle.py's #line directives the errors point into the document.
-    assert "gemm.md:" in result.stderr
+    result = invalid_builds[pair]
+    errors = refused(result, "the type pair and the WMMA shape do not go together")
+    assert len(errors) == 1, result.stderr
+    assert f"ShapeFor<P, S> [with P={type_pair}_pair, S=MNK_{shape}_shape]" in result.stderr
 
 
-def test_a_valid_configuration_preprocesses_cleanly(gemm_cu, nvcc, tmp_path, defines):
-    """The control for the tests around it: without a mistake, -E succeeds."""
-    result = nvcc(gemm_cu, tmp_path / "unused", defines("F16_IN_F32_OUT", "32x8x16", 1, 0),
-                  mode="preprocess")
+def test_a_valid_configuration_builds_cleanly(gemm_cu, nvcc, tmp_path, defines):
+    """The control for the tests around it: without a mistake, the same build succeeds."""
+    result = nvcc(gemm_cu, tmp_path / "ok.ptx", defines("F16_IN_F32_OUT", "32x8x16", 1, 0), mode="ptx")
     assert result.returncode == 0, result.stderr
     assert not error_lines(result.stderr)
 
 
-def test_no_type_pair_names_the_choices(gemm_cu, nvcc, tmp_path):
-    result = nvcc(gemm_cu, tmp_path / "unused", ["-DTYPE_FROM_MAKE", "-DUSE_CUBLAS=0"],
-                  mode="preprocess")
-    assert result.returncode != 0
-    message = [line for line in error_lines(result.stderr) if "no type pair" in line]
-    assert message, result.stderr
-    for type_pair in TYPES:
-        assert type_pair in message[0]
+def test_a_pair_alone_takes_its_first_shape(gemm_cu, nvcc, tmp_path, defines):
+    """`#define F64_IN_OUT` (or make TYPE=F64_IN_OUT) with no shape builds with 8x8x4."""
+    result = nvcc(gemm_cu, tmp_path / "f64.ptx", defines("F64_IN_OUT"), mode="ptx")
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"wmma\.mma\.sync\.aligned\.row\.row\.m8n8k4\.f64", (tmp_path / "f64.ptx").read_text())
+
+
+def test_no_type_pair_says_where_the_choices_are(gemm_cu, nvcc, tmp_path):
+    result = nvcc(gemm_cu, tmp_path / "none.ptx", ["-DTYPE_FROM_MAKE", "-DUSE_CUBLAS=0"], mode="ptx")
+    errors = refused(result, "no type pair is defined")
+    assert len(errors) == 1 and "--describe" in errors[0], result.stderr
 
 
 def test_two_type_pairs_are_named_both(gemm_cu, nvcc, tmp_path):
     flags = ["-DTYPE_FROM_MAKE", "-DF16_IN_OUT", "-DF64_IN_OUT", "-DUSE_CUBLAS=0"]
-    result = nvcc(gemm_cu, tmp_path / "unused", flags, mode="preprocess")
-    assert result.returncode != 0
-    lines = error_lines(result.stderr)
-    assert any("more than one type pair" in line for line in lines), result.stderr
-    assert any("F16_IN_OUT is defined" in line for line in lines)
-    assert any("F64_IN_OUT is defined" in line for line in lines)
-    for other in set(TYPES) - {"F16_IN_OUT", "F64_IN_OUT"}:
-        assert not any(f"{other} is defined" in line for line in lines)
+    result = nvcc(gemm_cu, tmp_path / "two.ptx", flags, mode="ptx")
+    errors = refused(result, "more than one type pair")
+    assert len(errors) == 1, result.stderr
+    assert "OnlyOne<A, B> [with A=F16_IN_OUT_pair, B=F64_IN_OUT_pair]" in result.stderr
 
 
-def test_two_shapes_are_refused(gemm_cu, nvcc, tmp_path, defines):
+def test_two_shapes_are_named_both(gemm_cu, nvcc, tmp_path, defines):
     flags = defines("F16_IN_F32_OUT", "16x16x16") + ["-DMNK_32x8x16"]
-    result = nvcc(gemm_cu, tmp_path / "unused", flags, mode="preprocess")
-    assert result.returncode != 0
-    assert any("more than one WMMA shape" in line for line in error_lines(result.stderr)), \
-        result.stderr
+    result = nvcc(gemm_cu, tmp_path / "two.ptx", flags, mode="ptx")
+    errors = refused(result, "(or WMMA shape)")
+    assert len(errors) == 1, result.stderr
+    assert "OnlyOne<A, B> [with A=MNK_16x16x16_shape, B=MNK_32x8x16_shape]" in result.stderr
+
+
+def test_a_shape_from_make_that_names_none_is_refused(gemm_cu, nvcc, tmp_path, defines):
+    flags = defines("F16_IN_F32_OUT", "3x3x3")
+    errors = refused(nvcc(gemm_cu, tmp_path / "bad.ptx", flags, mode="ptx"), "make's MNK names no WMMA shape")
+    assert len(errors) == 1
 
 
 @pytest.mark.parametrize("which", ["A", "B"])
 @pytest.mark.parametrize("value", ["2", "-1"])
 def test_transpose_must_be_0_or_1(gemm_cu, nvcc, tmp_path, which, value, defines):
     flags = defines("F16_IN_F32_OUT") + [f"-DTRANSPOSE_{which}={value}"]
-    result = nvcc(gemm_cu, tmp_path / "unused", flags, mode="preprocess")
-    assert result.returncode != 0
-    assert any(f"TRANSPOSE_{which} must be 0 or 1" in line
-               for line in error_lines(result.stderr)), result.stderr
+    errors = refused(nvcc(gemm_cu, tmp_path / "t.ptx", flags, mode="ptx"), f"TRANSPOSE_{which} must be 0 or 1")
+    assert len(errors) == 1
 
 
 # ---------------------------------------------------------------- the target GPU
@@ -314,85 +309,37 @@ def nvcc_archs():
     return sorted(int(x) for x in re.findall(r"compute_(\d+)", out))
 
 
-def oldest_arch_below(cc):
-    """sm_70 when this nvcc still has it, else the oldest target below `cc` (CUDA 13: sm_75)."""
-    archs = [a for a in nvcc_archs() if a < cc]
-    if not archs:
-        pytest.skip(f"this nvcc builds nothing older than sm_{cc}")
-    return 70 if 70 in archs else archs[0]
+@pytest.fixture(scope="module")
+def oldest_builds(gemm_cu, nvcc, tmp_path_factory, defines, parallel):
+    """Every pair built for the oldest GPU this nvcc targets (CUDA 13: sm_75)."""
+    folder = tmp_path_factory.mktemp("oldest")
+    oldest = nvcc_archs()[0]
+
+    def build(pair):
+        return nvcc(gemm_cu, folder / f"{pair}.ptx", defines(pair), mode="ptx", arch=f"sm_{oldest}")
+
+    return oldest, parallel(build, TYPES)
 
 
-@pytest.mark.parametrize("type_pair", ["BF16_IN_F32_OUT", "TF32_IN_F32_OUT", "F64_IN_OUT"])
-def test_sm80_pair_refused_for_an_older_gpu(gemm_cu, nvcc, tmp_path, type_pair, defines):
-    old = oldest_arch_below(80)
-    result = nvcc(gemm_cu, tmp_path / "unused", defines(type_pair), mode="preprocess",
-                  arch=f"sm_{old}")
-    assert result.returncode != 0
-    assert any(NEWER_GPU in line for line in error_lines(result.stderr)), result.stderr
-    # ...and accepted for sm_80.
-    result = nvcc(gemm_cu, tmp_path / "unused", defines(type_pair), mode="preprocess",
-                  arch="sm_80")
-    assert result.returncode == 0, result.stderr
-
-
-@pytest.mark.parametrize("type_pair", ["I8_IN_I32_OUT", "U8_IN_I32_OUT"])
-def test_int8_pair_refused_for_volta_by_nvcc(gemm_cu, nvcc, tmp_path, type_pair, defines):
-    if 70 not in nvcc_archs():
-        pytest.skip("this nvcc (CUDA 13 or newer) cannot target sm_70 at all; "
-                    "test_arch_check_logic covers the check with the preprocessor")
-    result = nvcc(gemm_cu, tmp_path / "unused", defines(type_pair), mode="preprocess",
-                  arch="sm_70")
-    assert result.returncode != 0
-    assert any(NEWER_GPU in line for line in error_lines(result.stderr)), result.stderr
-
-
-def test_int8_pair_accepted_for_the_oldest_turing_or_later_target(gemm_cu, nvcc, tmp_path, defines):
-    old = oldest_arch_below(80)
-    if old < 72:
-        old = min(a for a in nvcc_archs() if a >= 72)
-    result = nvcc(gemm_cu, tmp_path / "unused", defines("I8_IN_I32_OUT"), mode="preprocess",
-                  arch=f"sm_{old}")
-    assert result.returncode == 0, result.stderr
-
-
-# (type pair, __CUDA_ARCH__, refused?): both sides of every boundary in the table.
-ARCH_CASES = [
-    ("F16_IN_F32_OUT", 700, False),
-    ("F16_IN_OUT", 700, False),
-    ("I8_IN_I32_OUT", 700, True),
-    ("I8_IN_I32_OUT", 720, False),
-    ("U8_IN_I32_OUT", 700, True),
-    ("U8_IN_I32_OUT", 750, False),
-    ("BF16_IN_F32_OUT", 750, True),
-    ("BF16_IN_F32_OUT", 800, False),
-    ("TF32_IN_F32_OUT", 860, False),
-    ("TF32_IN_F32_OUT", 720, True),
-    ("F64_IN_OUT", 700, True),
-    ("F64_IN_OUT", 900, False),
-]
-
-
-@pytest.mark.parametrize("type_pair,cuda_arch,refused", ARCH_CASES,
-                         ids=[config_id(case) for case in ARCH_CASES])
-def test_arch_check_logic(gemm_cu, type_pair, cuda_arch, refused, defines):
-    """The MIN_CC check, run by the host preprocessor with __CUDA_ARCH__ set by hand.
-
-    CUDA 13's nvcc no longer targets sm_70 or sm_72, so this is the only way left
-    to see the int8 pairs refused for Volta. The #include lines are dropped: the
-    check needs none of the headers.
-    """
-    compiler = shutil.which("g++") or shutil.which("cpp")
-    if compiler is None:
-        pytest.skip("no host C++ preprocessor")
-    source = re.sub(r"(?m)^\s*#\s*include\b.*$", "", gemm_cu.read_text())
-    cmd = [compiler, "-E", "-x", "c++", "-P", f"-D__CUDA_ARCH__={cuda_arch}",
-           *defines(type_pair), "-o", os.devnull, "-"]
-    result = subprocess.run(cmd, input=source, capture_output=True, text=True)
-    if refused:
-        assert result.returncode != 0
-        assert any(NEWER_GPU in line for line in error_lines(result.stderr)), result.stderr
+@pytest.mark.parametrize("type_pair", TYPES)
+def test_a_pair_is_refused_for_a_gpu_older_than_its_oldest(oldest_builds, type_pair):
+    """A pair whose oldest GPU is newer than the target stops at one clear first error
+    (the WMMA types it would need do not exist there, so the compiler adds its own after
+    it); the others build. CUDA 13 targets nothing older than sm_75, so the check of the
+    8-bit pairs against Volta (sm_70) is the same comparison, not a build."""
+    oldest, builds = oldest_builds
+    result = builds[type_pair]
+    if PAIRS[type_pair]["min_cc"] > oldest:
+        refused(result, NEWER_GPU)
     else:
         assert result.returncode == 0, result.stderr
+
+
+def test_the_newer_pairs_build_for_sm80(gemm_cu, nvcc, tmp_path, defines):
+    newest = max(TYPES, key=lambda t: PAIRS[t]["min_cc"])
+    assert PAIRS[newest]["min_cc"] == 80
+    result = nvcc(gemm_cu, tmp_path / "a.ptx", defines(newest), mode="ptx", arch="sm_80")
+    assert result.returncode == 0, result.stderr
 
 
 # ---------------------------------------------------------------- the Makefile
@@ -434,10 +381,9 @@ def nvcc_line(result):
 
 
 @pytest.mark.parametrize("setting,allowed", [
-    ("TYPE=BOGUS", TYPES),
-    ("MNK=3x3x3", SHAPES),
     ("TRANSPOSE_B=2", ["0 or 1"]),
     ("TRANSPOSE_A=yes", ["0 or 1"]),
+    ("CUBLAS=2", ["0 or 1"]),
 ])
 def test_make_refuses_a_bad_setting_naming_the_choices(make_dir, setting, allowed):
     result = make_n(make_dir, setting)
@@ -448,14 +394,27 @@ def test_make_refuses_a_bad_setting_naming_the_choices(make_dir, setting, allowe
     assert "nvcc" not in result.stdout
 
 
+@pytest.mark.parametrize("setting,message", [
+    ("TYPE=BOGUS", "no type pair is defined"),
+    ("MNK=3x3x3", "make's MNK names no WMMA shape"),
+    ("TYPE=F64_IN_OUT MNK=16x16x16", "the type pair and the WMMA shape do not go together"),
+])
+def test_make_with_a_pair_or_shape_that_gemm_md_lacks_stops_with_one_message(make_dir, setting, message):
+    """The Makefile keeps no list of pairs or shapes: gemm.md's static_asserts refuse them."""
+    result = run_make(make_dir, "ARCH=sm_90", *setting.split(), timeout=300)
+    assert result.returncode != 0
+    errors = error_lines(result.stderr)
+    assert errors and message in errors[0], result.stderr
+
+
 def test_make_passes_the_type_pair(make_dir):
     line = nvcc_line(make_n(make_dir, "TYPE=F64_IN_OUT"))
     flags = line.split()
-    for flag in ["-DTYPE_FROM_MAKE", "-DF64_IN_OUT", "-DMNK_FROM_MAKE"]:
+    for flag in ["-DTYPE_FROM_MAKE", "-DF64_IN_OUT"]:
         assert flag in flags
     for other in set(TYPES) - {"F64_IN_OUT"}:
         assert f"-D{other}" not in flags
-    assert not any(flag.startswith("-DMNK_") and flag != "-DMNK_FROM_MAKE" for flag in flags)
+    assert not any(flag.startswith("-DMNK_") for flag in flags)
 
 
 def test_make_passes_the_same_defines_as_these_tests(make_dir, defines):
@@ -501,22 +460,15 @@ def test_make_refuses_a_setting_of_several_words(make_dir):
 
 # ---------------------------------------------------------------- the document's own defaults
 
-def replace_line(text, old, new):
-    lines = text.split("\n")
-    assert lines.count(old) == 1, f"expected exactly one line {old!r} in gemm.md"
-    lines[lines.index(old)] = new
-    return "\n".join(lines)
-
-
 @pytest.fixture(scope="module")
 def default_builds(nvcc, tmp_path_factory, parallel):
-    """gemm.md as it is, and with its defaults edited to F64_IN_OUT and 8x8x4, built
-    without any configuration options, as `make` with no settings would."""
+    """gemm.md as it is, and with its default pair edited to F64_IN_OUT (and nothing else),
+    built without any configuration options, as `make` with no settings would."""
     folder = tmp_path_factory.mktemp("defaults")
     text = (REPO / "gemm.md").read_text()
-    edited = replace_line(text, "#define F16_IN_F32_OUT", "#define F64_IN_OUT")
-    edited = replace_line(edited, "#define MNK_16x16x16", "#define MNK_8x8x4")
-    documents = {"original": text, "edited": edited}
+    assert text.count("\n#define F16_IN_F32_OUT\n") == 1
+    documents = {"original": text,
+                 "edited": text.replace("\n#define F16_IN_F32_OUT\n", "\n#define F64_IN_OUT\n")}
 
     def build(name):
         sub = folder / name
@@ -614,33 +566,25 @@ def test_wmma_alignment_rules_the_post_relies_on(gemm_cu, nvcc, defines, tmp_pat
     refused = nvcc(gemm_cu, tmp_path / "k8.cubin", defines("I8_IN_I32_OUT", "16x16x16", 1, 0)
                    + ["-DBLOCK_M=72"], mode="cubin")
     assert refused.returncode != 0
-    script = (REPO / "scripts" / "check_gpu.sh").read_text()
-    memchecked = re.search(r'san_list="([^"]*)"', script)[1].split()
-    assert any(re.fullmatch(r"[UI]8_IN_I32_OUT-(32x8x16|8x32x16)-\d\d", n) for n in memchecked)
+    import check_gpu
+    configs = check_gpu.configurations(REGISTRY)
+    memchecked = {(c[0], c[1]) for tool, c, _, _ in check_gpu.sanitizer_runs(REGISTRY, configs, "80", False)
+                  if tool == "memcheck"}
+    assert memchecked == {(t, s) for t in TYPES for s in PAIRS[t]["shapes"]}
+    assert ("I8_IN_I32_OUT", "8x32x16") in memchecked
     post = (REPO / "gemm.md").read_text(encoding="utf-8")
     assert "### A rule we bend, and why it holds" in post
 
 
-def test_cublas_probe_reads_an_initialised_c(gemm_cu):
-    """The first cuBLAS call computes alpha*AB + beta*C into cuBLAS's own C: that buffer must
-    hold C (copied from the pristine one) before it, not whatever cudaMalloc left there."""
-    source = gemm_cu.read_text()
-    body = source[source.index("static Run run_gpu("):]
-    allocate = body.index("cudaMalloc(&dCc")
-    fill = body.index("cudaMemcpy(dCc, g.C0")
-    probe = body.index("cublas_gemm(&g, dCc)")
-    assert allocate < fill < probe
-
-
-def test_the_plan_and_its_figure_agree_on_the_step_along_k(macros, gemm_cu, defines, evaluate):
+def test_the_plan_and_its_figure_agree_on_the_step_along_k():
     """The figure of the block tile shows the shipped BLOCK_K for half, and the text counts bytes
     and operations with the same step (the first version's is half of it)."""
     text = (REPO / "gemm.md").read_text(encoding="utf-8")
-    # The worklog's tile's BLOCK_K, as gemm.md defines it (it is #undef'd before the kernel).
-    definition = re.search(r"^#define BLOCK_K (.+)$", text, re.M)[1]
-    shipped = evaluate(definition, {"in_t": 2})
+    assert REGISTRY["build"]["type"] == "F16_IN_F32_OUT"     # gemm.md's default pair: half
+    tile = REGISTRY["tiles"][0]
+    shipped, m, n = tile["block_k"], tile["block_m"], tile["block_n"]
+    flat = re.sub(r"\s+", " ", text)
     assert f"(`BLOCK_K` = {shipped}, as shipped)" in text
-    assert f"one step of the figure's `BLOCK_K` = {shipped} brings $(128 + 256) \\cdot {shipped}$" in \
-        re.sub(r"\s+", " ", text)
-    kib, millions = (128 + 256) * shipped * 2 // 1024, 2 * 128 * 256 * shipped / 1e6
-    assert f"elements, {kib} KiB," in text and f"= {millions:.1f} million operations" in re.sub(r"\s+", " ", text)
+    assert f"one step of the figure's `BLOCK_K` = {shipped} brings $({m} + {n}) \\cdot {shipped}$" in flat
+    kib, millions = (m + n) * shipped * 2 // 1024, 2 * m * n * shipped / 1e6
+    assert f"elements, {kib} KiB," in text and f"= {millions:.1f} million operations" in flat

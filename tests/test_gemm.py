@@ -17,25 +17,19 @@ import time
 import numpy as np
 import pytest
 
-TYPES = ["F16_IN_F32_OUT", "F16_IN_OUT", "U8_IN_I32_OUT", "I8_IN_I32_OUT",
-         "BF16_IN_F32_OUT", "TF32_IN_F32_OUT", "F64_IN_OUT"]
-DEFAULT_SHAPE = {t: "16x16x16" for t in TYPES}
-DEFAULT_SHAPE.update({"TF32_IN_F32_OUT": "16x16x8", "F64_IN_OUT": "8x8x4"})
+from conftest import PAIRS, TYPES, default_shape
 
-# How each pair stores its inputs and its output (C and the result).
-INPUT_KIND = {"F16_IN_F32_OUT": "half", "F16_IN_OUT": "half", "U8_IN_I32_OUT": "u8",
-              "I8_IN_I32_OUT": "i8", "BF16_IN_F32_OUT": "bf16", "TF32_IN_F32_OUT": "float",
-              "F64_IN_OUT": "double"}
-OUTPUT_KIND = {"F16_IN_F32_OUT": "float", "F16_IN_OUT": "half", "U8_IN_I32_OUT": "int",
-               "I8_IN_I32_OUT": "int", "BF16_IN_F32_OUT": "float", "TF32_IN_F32_OUT": "float",
-               "F64_IN_OUT": "double"}
+DEFAULT_SHAPE = {t: default_shape(t) for t in TYPES}
+
+# How each element type that --describe names is stored, as this file's oracle knows it.
+KIND = {"half": "half", "bfloat16": "bf16", "unsigned char": "u8", "signed char": "i8",
+        "float (as tf32)": "float", "float": "float", "double": "double", "int": "int"}
+INPUT_KIND = {t: KIND[PAIRS[t]["in"]] for t in TYPES}
+OUTPUT_KIND = {t: KIND[PAIRS[t]["acc"]] for t in TYPES}
+TF32_PAIRS = {t for t in TYPES if PAIRS[t]["in"] == "float (as tf32)"}
+# The range gemm.md draws 8-bit inputs from (small enough that K products fit an int).
 INT_RANGE = {"u8": (0, 63), "i8": (-32, 31)}
-INPUT_BYTES = {"half": 2, "bf16": 2, "u8": 1, "i8": 1, "float": 4, "double": 8}
-# The families of gemm.md: pairs of one family share the block tile (its K side in bytes).
-FAMILY = {"F16_IN_F32_OUT": "16bit", "F16_IN_OUT": "16bit", "U8_IN_I32_OUT": "16bit",
-          "I8_IN_I32_OUT": "16bit", "BF16_IN_F32_OUT": "16bit", "TF32_IN_F32_OUT": "tf32",
-          "F64_IN_OUT": "f64"}
-INTEGER_PAIRS = {"U8_IN_I32_OUT", "I8_IN_I32_OUT"}
+INTEGER_PAIRS = {t for t in TYPES if PAIRS[t]["integer"]}
 
 # Every pair with every transpose at its default shape, and four non-default shapes.
 BUILDS = [(t, DEFAULT_SHAPE[t], ta, tb) for t in TYPES for ta in (0, 1) for tb in (0, 1)]
@@ -231,7 +225,7 @@ def math_operands(values):
 
 def expected_result(type_pair, values, A, B, C):
     """alpha*A*B + beta*C in float64, and the sum of magnitudes of its terms."""
-    if type_pair == "TF32_IN_F32_OUT":
+    if type_pair in TF32_PAIRS:
         A, B = tf32_round(A), tf32_round(B)
     alpha, beta = values["alpha"], values["beta"]
     want = alpha * (A @ B) + beta * C
@@ -378,7 +372,7 @@ def test_padding_is_to_whole_block_tiles(binaries, config):
     for bm, bn, bk in plan_of(binaries, config, 1, 1, 1)[2]:
         # What gemm.md's static_asserts demand of a block tile.
         assert bm % wm == 0 and bn % wn == 0 and bk % wk == 0, (bm, bn, bk)
-        assert bk * INPUT_BYTES[INPUT_KIND[type_pair]] % 16 == 0, bk
+        assert bk * PAIRS[type_pair]["in_bytes"] % 16 == 0, bk
     chosen, padded_to, _ = plan_of(binaries, config, 1, 1, 1)
     assert padded_to == tuple(max(side, 16) for side in chosen)
     bm, bn, bk = chosen
@@ -394,7 +388,7 @@ def test_block_tile_depends_on_the_type_pair_only(block_tile):
     for config in BUILDS:
         type_pair = config[0]
         bm, bn, bk = block_tile(config)
-        assert bk * INPUT_BYTES[INPUT_KIND[type_pair]] == 128, (config, bk)
+        assert bk * PAIRS[type_pair]["in_bytes"] == 128, (config, bk)
         by_pair.setdefault(type_pair, set()).add((bm, bn, bk))
     assert set(by_pair) == set(TYPES)
     for type_pair, tiles in by_pair.items():
@@ -648,8 +642,13 @@ KERNEL_CHOICES = [["--kernel=simple"], ["--kernel=tiled"], ["--kernel=all"],
 @pytest.mark.parametrize("choice", KERNEL_CHOICES, ids=lambda c: " ".join(c) or "default")
 @pytest.mark.parametrize("config", [F16, I8, ("F64_IN_OUT", "8x8x4", 0, 0)], ids=build_id)
 def test_kernel_choices_are_accepted(gemm, config, choice):
-    """Every --kernel value parses; with --cpu-only the CPU reference still computes
-    and verifies the result, in one block of the report and one CSV line."""
+    """Every --kernel value parses (--plan takes it, without a GPU); --cpu-only takes only the
+    default, all, and the CPU reference computes and verifies the result, in one block of the
+    report and one CSV line."""
+    planned = gemm(config, "--plan=h100", *choice, 37, 41, 29)
+    assert planned.returncode == 0, planned.stderr
+    if choice not in ([], ["--kernel=all"]):
+        return
     result = gemm(config, "--cpu-only", *choice, 37, 41, 29)
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
@@ -827,7 +826,10 @@ def test_scalars_are_decimal_numbers_like_the_sizes(gemm, text):
 def test_long_cpu_work_says_how_long_and_shows_progress(gemm):
     """A pass of the CPU reference of a few seconds estimates its time and reports progress
     on the standard error; the report on the standard output is unchanged."""
-    result = gemm(F16, "--cpu-only", "--verify=full", 1100, 1100, 1100, timeout=300)
+    import os
+    # The CPU reference runs on every core: the work grows with them, to last seconds.
+    n = round(1100 * max(1, os.cpu_count() or 1) ** (1 / 3))
+    result = gemm(F16, "--cpu-only", "--verify=full", n, n, n, timeout=300)
     assert result.returncode == 0, result.stderr
     lines = result.stderr.splitlines()
     assert any(re.fullmatch(r"gemm: computing the product .* about \d+ s in all", l) for l in lines), lines
@@ -855,3 +857,52 @@ def test_the_report_and_csv_name_every_setting_of_the_build(gemm, block_tile):
     header = gemm(config, "--csv-header").stdout.strip().split(",")
     row = dict(zip(header, next(csv.reader([gemm(config, "--cpu-only", "--csv", 7, 5, 3).stdout]))))
     assert "make " + re.sub(r"(CUBLAS=\d) ", r'\1 NVFLAGS="-O3 -std=c++17 ', row["build"]) + '"' == built
+
+
+# ---------------------------------------------------------------- what the program describes
+
+def test_describe_is_json_that_names_this_build_and_its_csv_columns(gemm):
+    import json
+    config = ("I8_IN_I32_OUT", "8x32x16", 1, 1)
+    described = json.loads(gemm(config, "--describe").stdout)
+    assert described["build"]["type"] == "I8_IN_I32_OUT" and described["build"]["shape"] == "8x32x16"
+    assert (described["build"]["transpose_a"], described["build"]["transpose_b"]) == (1, 1)
+    assert described["csv_columns"] == gemm(config, "--csv-header").stdout.strip().split(",")
+    assert [t["name"] for t in described["tiles"]] == PAIRS["I8_IN_I32_OUT"]["tiles"]
+    assert [k["name"] for k in described["kernels"]][:2] == ["simple", "tiled"]
+
+
+# ---------------------------------------------------------------- options that cannot go together
+
+def test_csv_and_print_together_are_refused(gemm):
+    result = gemm(F16, "--cpu-only", "--csv", "--print", 3, 3, 3)
+    assert result.returncode == 2 and result.stdout == ""
+    assert "--csv and --print" in result.stderr
+
+
+@pytest.mark.parametrize("option", ["--kernel=simple", "--tile=all", "--split-k=2", "--smem-cap=48"])
+def test_cpu_only_refuses_the_options_that_choose_a_kernel(gemm, option):
+    result = gemm(F16, "--cpu-only", option, 3, 3, 3)
+    assert result.returncode == 2 and result.stdout == ""
+    assert "--cpu-only runs no kernel" in result.stderr
+
+
+def test_cpu_only_csv_names_no_tile(gemm):
+    header = gemm(I8, "--csv-header").stdout.strip().split(",")
+    row = dict(zip(header, next(csv.reader([gemm(I8, "--cpu-only", "--csv", 5, 6, 7).stdout]))))
+    assert row["impl"] == "cpu" and row["tile"] == "" and row["tile_choice"] == ""
+
+
+def test_host_memory_is_checked_against_what_is_available(gemm, gpu_present):
+    """A problem the CPU reference cannot hold is refused with the numbers, not killed."""
+    result = gemm(F16, "--cpu-only", 200000, 200000, 1, timeout=30)
+    assert result.returncode == 3
+    assert re.search(r"needs [\d.]+ GiB of host memory; [\d.]+ GiB are available", result.stderr)
+
+
+def test_plan_honours_a_forced_tile(gemm):
+    forced = gemm(F16, "--plan=h100", "--tile=64x64x64", 100, 100, 100)
+    assert forced.returncode == 0, forced.stderr
+    assert "Forced: 64x64x64; the problem is padded to 128 x 128 x 128." in forced.stdout
+    too_big = gemm(F16, "--plan=t4", "--tile=128x256x64", 64, 64, 64)
+    assert too_big.returncode == 2 and "128x256x64" in too_big.stderr

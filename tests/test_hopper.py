@@ -10,9 +10,10 @@ import sys
 
 import pytest
 
-from conftest import BASE_FLAGS, NVCC, config_defines
+import gemmlib
+from conftest import config_defines
 
-HOPPER = ["-gencode", "arch=compute_90a,code=sm_90a"]
+HOPPER = "sm_90a"
 # (pair, transpose A, transpose B): the dtypes of wgmma, and the TMA boxes of a step
 # (one for an operand stored along K; two for A and four for B stored along M or N).
 CASES = [("F16_IN_F32_OUT", 0, 1, ".f32.f16.f16", 2), ("F16_IN_F32_OUT", 0, 0, ".f32.f16.f16", 5),
@@ -21,14 +22,13 @@ CASES = [("F16_IN_F32_OUT", 0, 1, ".f32.f16.f16", 2), ("F16_IN_F32_OUT", 0, 0, "
 
 def ptx_and_report(gemm_cu, tmp_path, defines, target):
     ptx = tmp_path / "k.ptx"
-    result = subprocess.run([NVCC, *BASE_FLAGS, *target, *defines, "-ptx", "-o", ptx, gemm_cu],
-                            capture_output=True, text=True)
+    result = gemmlib.nvcc(gemm_cu, ptx, defines, gpu=target, mode="ptx")
     assert result.returncode == 0, result.stderr
     text = ptx.read_text()
     entries = re.split(r"(?m)^(?:\.visible\s+)?\.entry\s+", text)
     wgmma = [e for e in entries[1:] if e.startswith("_Z10gemm_wgmma")]
-    cubin = subprocess.run([NVCC, *BASE_FLAGS, *target, *defines, "-cubin", "-Xptxas", "-v",
-                            "-o", tmp_path / "k.cubin", gemm_cu], capture_output=True, text=True)
+    cubin = gemmlib.nvcc(gemm_cu, tmp_path / "k.cubin", defines + ["-Xptxas", "-v"], gpu=target,
+                         mode="cubin")
     assert cubin.returncode == 0, cubin.stderr
     return (wgmma[0] if wgmma else None), cubin.stderr
 
@@ -52,7 +52,7 @@ def test_the_sm90a_build_has_the_hopper_instructions(gemm_cu, tmp_path, pair, ta
 
 def test_other_targets_and_pairs_have_no_hopper_code(gemm_cu, tmp_path):
     kernel, _ = ptx_and_report(gemm_cu, tmp_path, config_defines("F16_IN_F32_OUT", None, 0, 1),
-                               ["-arch=sm_90"])
+                               "sm_90")
     assert kernel is not None and "wgmma." not in kernel and "cp.async.bulk" not in kernel
     kernel, _ = ptx_and_report(gemm_cu, tmp_path, config_defines("I8_IN_I32_OUT", None, 0, 1), HOPPER)
     assert kernel is None

@@ -503,45 +503,24 @@ def test_worklog_run_without_a_gpu_names_itself(tmp_path):
     assert result.stderr.startswith("worklog.py: no GPU") and "sweep.py" not in result.stderr
 
 
-@pytest.mark.parametrize("script, args, status, words", [
-    ("tune_warps.sh", [], 2, "usage"),
-    ("tune_warps.sh", ["F16_IN_F32_OUT"], 2, "TYPE:TRANSPOSE_B"),
-    ("tune_warps.sh", ["F16_IN_F32_OUT:1"], 3, "tune_warps: no GPU"),
-    ("profile_gpu.sh", [], 2, "usage"),
-    ("profile_gpu.sh", ["HALF", "x"], 2, "not a type pair"),
-    ("profile_gpu.sh", ["F16_IN_F32_OUT", "x"], 3, "profile_gpu: no GPU"),
-    ("explore_gpu.sh", [], 3, "explore_gpu: no GPU"),
-    ("check_gpu.sh", [], 3, "check_gpu: no GPU"),
-    ("tiles_gpu.sh", [], 3, "tiles_gpu: no GPU"),
-    ("long_k_gpu.sh", [], 3, "long_k_gpu: no GPU"),
-    ("wgmma_gpu.sh", [], 3, "wgmma_gpu: no GPU"),
-    ("wgmma_small_gpu.sh", [], 3, "wgmma_small_gpu: no GPU"),
-    ("wgmma_spread_gpu.sh", [], 3, "wgmma_spread_gpu: no GPU"),
-    ("wgmma_prefetch_gpu.sh", [], 3, "wgmma_prefetch_gpu: no GPU"),
+@pytest.mark.parametrize("command, status, words", [
+    (["python3", "scripts/check_gpu.py"], 1, "check_gpu: no GPU"),
+    (["bash", "scripts/gpu_session.sh"], 2, "usage"),
+    (["bash", "scripts/gpu_session.sh", "tiles"], 2, "no piece called 'tiles'"),
 ])
-def test_gpu_scripts_without_a_gpu_or_arguments_say_so(tmp_path, script, args, status, words):
-    result = subprocess.run(["bash", f"scripts/{script}", *args], cwd=REPO, capture_output=True,
-                            text=True, env=fake_gpu_path(tmp_path), timeout=60)
+def test_gpu_scripts_without_a_gpu_or_arguments_say_so(tmp_path, command, status, words):
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
+                            env=fake_gpu_path(tmp_path), timeout=60)
     assert result.returncode == status, result.stdout + result.stderr
     assert words in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
 
 
-@pytest.mark.parametrize("script", ["wgmma_gpu.sh", "wgmma_small_gpu.sh", "wgmma_spread_gpu.sh",
-                                    "wgmma_prefetch_gpu.sh"])
-def test_hopper_scripts_on_another_gpu_say_so(tmp_path, script):
-    """On a GPU that is not a Hopper one (a fake nvidia-smi reporting 8.6), one line, exit 3."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    fake = bin_dir / "nvidia-smi"
-    fake.write_text("#!/bin/sh\necho 8.6\n")
-    fake.chmod(0o755)
-    import os
-    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}")
-    result = subprocess.run(["bash", f"scripts/{script}"], cwd=REPO, capture_output=True, text=True,
-                            env=env, timeout=60)
-    assert result.returncode == 3, result.stdout + result.stderr
-    name = script[:-3]
-    assert result.stderr.strip() == f"{name}: the Hopper kernel needs a GPU of compute capability 9.0"
+def test_gpu_session_without_a_gpu_fails_with_the_scripts_message(tmp_path):
+    result = subprocess.run(["bash", "scripts/gpu_session.sh", "check"], cwd=REPO, capture_output=True,
+                            text=True, env=dict(fake_gpu_path(tmp_path), OUT=str(tmp_path / "out")),
+                            timeout=60)
+    assert result.returncode != 0
+    assert "check_gpu: no GPU" in result.stdout + result.stderr
 
 
 def test_make_sweep_runs_in_the_test_environment():

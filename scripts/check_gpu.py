@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""The GPU check: every valid configuration of gemm.md, built for the GPU in this machine and
+verified on it.
+
+Each configuration (every type pair with each of its WMMA shapes, in each of the four
+layouts) runs every kernel, the tiled one with every tile in turn, and cuBLAS beside them,
+fully verified at awkward sizes, with split K forced, and sampled at 8192^3 with the tile
+the program chooses. compute-sanitizer's memcheck and racecheck then run on each pair with
+each of its shapes (the layouts taken in turn), and memcheck on the Hopper kernel where it
+runs. The last line is "N passed, N failed"; the exit status is 1 when anything failed.
+
+    python3 scripts/check_gpu.py             (or: make check-gpu)
+    python3 scripts/check_gpu.py --quick     fewer sizes and sanitizer runs, for a first look
+    python3 scripts/check_gpu.py --only I8_IN_I32_OUT,TF32_IN_F32_OUT
+
+The pairs, shapes and layouts come from ./gemm --describe. Logs go to build/check/, and with
+--out DIR (or $OUT) the results, the sanitizer notes and the logs of failures go there too.
+"""
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gemmlib  # noqa: E402
+
+BUILD = gemmlib.REPO / "build" / "check"
+SIZES = ["1x1x1", "7x5x3", "17x33x65", "300x200x100", "2047x2049x1023", "1x4096x1", "4096x1x4096"]
+QUICK_SIZES = SIZES[:4]
+BIG = "8192x8192x8192"
+ODD = "37x41x300"          # K = 300: more steps of the tiled kernel than it has stages
+WIDE = "300x520x77"
+SANITIZER_TIMEOUT = 300
+RUN_WORKERS = 16           # the 8192^3 runs need up to 4 GiB each: 16 share an 80 GB GPU
+
+
+def name(config):
+    pair, shape, ta, tb = config
+    return f"{pair}-{shape}-{ta}{tb}"
+
+
+def configurations(described, only=()):
+    """Every valid configuration: (pair, shape, transpose A, transpose B)."""
+    layouts = list(described["layouts"].values())
+    return [(p["name"], s, ta, tb) for p in described["pairs"] if not only or p["name"] in only
+            for s in p["shapes"] for ta, tb in layouts]
+
+
+def runs(quick):
+    """One configuration's runs: (size, verification, warm-up, repeats, options)."""
+    plan = [(size, "full", 0, 1, [] if size.startswith("2047x") else ["--tile=all"])
+            for size in (QUICK_SIZES if quick else SIZES)]
+    if not quick:
+        plan.append((BIG, "sample", 1, 2, []))
+    # K split across blocks: forced for every tile, and where the choice splits it (16 slices).
+    plan.append(("17x33x1000", "full", 0, 1, ["--tile=all", "--split-k=3"]))
+    if not quick:
+        plan.append(("64x64x16384", "full", 0, 1, ["--kernel=tiled"]))
+    return plan
+
+
+def sanitizer_runs(described, configs, cc, quick):
+    """(tool, configuration, size, options) of the sanitizer runs, counted like the others.
+
+    memcheck checks every access of every kernel, racecheck the tiled kernel's shared
+    memory. Each pair runs with each of its shapes (with --quick its first only), the layouts
+    taken in turn, so that every shape, 8 elements wide ones included, is checked in some
+    layout; and the Hopper kernel, where the GPU runs it, with memcheck."""
+    layouts = list(described["layouts"].values())
+    plan, turn = [], 0
+    for pair in described["pairs"]:
+        for i, shape in enumerate(pair["shapes"]):
+            config = (pair["name"], shape, *layouts[turn % len(layouts)])
+            turn += 1
+            if config not in configs or (quick and i > 0):
+                continue
+            plan += [("memcheck", config, ODD, ["--tile=all"]),
+                     ("memcheck", config, ODD, ["--kernel=tiled", "--split-k=3", "--cublas=off"]),
+                     ("racecheck", config, ODD, ["--kernel=tiled", "--tile=all", "--cublas=off"])]
+            if not quick and i == 0:
+                plan.append(("racecheck", config, WIDE, ["--kernel=tiled", "--tile=all", "--cublas=off"]))
+            if cc == "90" and "wgmma" in pair["kernels"]:
+                plan += [("memcheck", config, size, ["--kernel=wgmma", "--cublas=off"])
+                         for size in (ODD, WIDE)]
+    return plan
+
+
+def log_name(config, size, *words):
+    tail = re.sub(r"[^a-z0-9=]", "_", " ".join(words))
+    return BUILD / f"{name(config)}.{size}{'.' + tail if tail else ''}.log"
+
+
+def one_run(config, size, mode, warmup, repeat, options):
+    """Run one configuration once; its result line, "PASS|FAIL name size mode options"."""
+    exe = BUILD / name(config)
+    words = f"{name(config)} {size} {mode} {' '.join(options)}".strip()
+    if not exe.is_file():
+        return f"FAIL {words} (not built)"
+    args = [*size.split("x"), f"--verify={mode}", "--warmup", warmup, "--repeat", repeat, *options]
+    try:
+        result = gemmlib.run(exe, args, timeout=1800)
+        output, code = result.stdout + result.stderr, result.returncode
+    except subprocess.TimeoutExpired:
+        output, code = "no answer in 1800 s", "timeout"
+    log_name(config, size, mode, *options).write_text(output, encoding="utf-8")
+    return f"PASS {words}" if code == 0 else f"FAIL {words} (exit {code})"
+
+
+def sanitize(tool, config, size, options):
+    exe = BUILD / name(config)
+    words = f"{name(config)} {tool} {size} {' '.join(options)}".strip()
+    if not exe.is_file():
+        return f"FAIL {words} (not built)"
+    cmd = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", str(exe),
+           *size.split("x"), "--warmup", "0", "--repeat", "1", *options]
+    try:
+        result = subprocess.run(cmd, capture_output=True, text=True, timeout=SANITIZER_TIMEOUT)
+        output, code = result.stdout + result.stderr, result.returncode
+    except subprocess.TimeoutExpired:
+        output, code = f"no answer in {SANITIZER_TIMEOUT} s", "timeout"
+    log_name(config, size, tool, *options).write_text(output, encoding="utf-8")
+    return f"PASS {words}" if code == 0 else f"FAIL {words} (exit {code})"
+
+
+def hopper_notes(config):
+    """What racecheck, synccheck and initcheck make of the Hopper kernel's TMA copies and
+    mbarriers: recorded, not counted (they do not model them all)."""
+    notes = []
+    for tool in ("racecheck", "synccheck", "initcheck"):
+        cmd = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", str(BUILD / name(config)),
+               *ODD.split("x"), "--warmup", "0", "--repeat", "1", "--kernel=wgmma", "--cublas=off"]
+        try:
+            result = subprocess.run(cmd, capture_output=True, text=True, timeout=SANITIZER_TIMEOUT)
+            output, code = result.stdout + result.stderr, result.returncode
+        except subprocess.TimeoutExpired:
+            output, code = "", "timeout"
+        (BUILD / f"{name(config)}.{tool}.wgmma.log").write_text(output, encoding="utf-8")
+        said = [l for l in output.splitlines() if re.search(r"ERROR SUMMARY|not supported|unsupported", l)]
+        notes.append(f"{tool} on the Hopper kernel: exit {code}; {' '.join(said[:3])}")
+    return notes
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer sizes and sanitizer runs")
+    parser.add_argument("--only", default="", help="comma-separated type pairs to check")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 4, help="builds at once")
+    parser.add_argument("--out", default=os.environ.get("OUT", ""), help="copy results here")
+    args = parser.parse_args(argv)
+
+    gpu, cc, driver = gemmlib.find_gpu("check_gpu")
+    described = gemmlib.registry()
+    only = [t for t in args.only.split(",") if t]
+    unknown = sorted(set(only) - set(gemmlib.pairs(described)))
+    if unknown:
+        sys.exit(f"check_gpu: no type pair called {', '.join(unknown)}; ./gemm --describe lists them")
+    cublas = os.environ.get("CUBLAS", "1") == "1"    # CUBLAS=0: builds without cuBLAS
+    shutil.rmtree(BUILD, ignore_errors=True)
+    cu = gemmlib.tangle(BUILD / "gemm.cu")
+    release = subprocess.run([gemmlib.NVCC, "--version"], capture_output=True, text=True).stdout
+    print(f"GPU: {gpu}, driver {driver}, sm_{cc}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
+          f"{release.strip().splitlines()[-1] if release.strip() else ''}", flush=True)
+
+    configs = configurations(described, only)
+    print(f"building {len(configs)} configurations with {args.jobs} jobs...", flush=True)
+    start = time.monotonic()
+
+    def build(config):
+        pair, shape, ta, tb = config
+        result = gemmlib.nvcc(cu, BUILD / name(config), gemmlib.defines(pair, shape, ta, tb, cublas), gpu=cc)
+        (BUILD / f"{name(config)}.build.log").write_text(result.stdout + result.stderr, encoding="utf-8")
+        return None if result.returncode == 0 else f"BUILD FAILED {name(config)}"
+
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for failure in pool.map(build, configs):
+            if failure:
+                print(failure, flush=True)
+    print(f"built in {time.monotonic() - start:.0f} s", flush=True)
+
+    start = time.monotonic()
+    plan = runs(args.quick)
+
+    def check(config):
+        return [one_run(config, *run) for run in plan]
+
+    results = []
+    with ThreadPoolExecutor(max_workers=RUN_WORKERS) as pool:
+        for lines in pool.map(check, configs):
+            results += lines
+    print(f"ran in {time.monotonic() - start:.0f} s", flush=True)
+
+    notes = []
+    if shutil.which("compute-sanitizer") is None:
+        results.append("FAIL compute-sanitizer not found")
+    else:
+        start = time.monotonic()
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            results += pool.map(lambda r: sanitize(*r), sanitizer_runs(described, configs, cc, args.quick))
+        hopper = [c for c in configs if "wgmma" in gemmlib.pairs(described)[c[0]]["kernels"]]
+        if cc == "90" and hopper:
+            notes = hopper_notes(hopper[0])
+            (BUILD / "sanitizer-notes.txt").write_text("\n".join(notes) + "\n", encoding="utf-8")
+            print("\n".join(notes))
+        print(f"sanitizers ran in {time.monotonic() - start:.0f} s", flush=True)
+
+    results.sort()
+    (BUILD / "results.txt").write_text("\n".join(results) + "\n", encoding="utf-8")
+    failed = [r for r in results if r.startswith("FAIL")]
+    print("\n".join(failed[:40]))
+    # How close the floating-point results came to their error bounds (largest ratios last).
+    worst = []
+    for log in BUILD.glob("*.log"):
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            match = re.search(r"Worst error *: (\S+ \((\S+) of its bound\))", line)
+            if match:
+                worst.append((float(match[2]), f"{log.name}: {match[1]}"))
+    for _, line in sorted(worst)[-6:]:
+        print(line)
+    for line in failed[:5]:
+        words = line.split()
+        for log in sorted(BUILD.glob(f"{words[1]}.{words[2]}*.log"))[:1]:
+            print(f"--- {log.name}")
+            print("\n".join(log.read_text(encoding="utf-8", errors="replace").splitlines()[-8:]))
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copy(BUILD / "results.txt", out / "check-results.txt")
+        if notes:
+            shutil.copy(BUILD / "sanitizer-notes.txt", out / "sanitizer-notes.txt")
+        kept = {p for line in failed for p in BUILD.glob(f"{line.split()[1]}.*.log")}
+        kept |= {p for tool in ("memcheck", "racecheck", "synccheck", "initcheck")
+                 for p in BUILD.glob(f"*{tool}*.log")}
+        with tarfile.open(out / "check-logs.tgz", "w:gz") as tar:
+            for path in sorted(kept):
+                tar.add(path, arcname=path.name)
+    print(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+"""Build and run ./gemm from Python: the one nvcc command line outside the Makefile.
+
+Everything that builds gemm.md for a script or a test goes through here:
+
+    tangle(out, changes)            gemm.md (with worklog/ change files) -> a .cu file
+    defines(pair, shape, ta, tb)    the -D options, spelled as the Makefile spells them
+    target(gpu)                     nvcc's target for a GPU (Hopper as sm_90a)
+    nvcc(source, out, defines, gpu) compile: an executable, a cubin with its PTX, or PTX
+    registry()                      what ./gemm --describe says, from a quick PTX-only build
+    run_csv(exe, args)              run ./gemm --csv and read its rows by column name
+    find_gpu()                      the GPU in this machine, from nvidia-smi
+
+The lists of type pairs, shapes, layouts, kernels, tiles, GPUs and CSV columns
+come from ./gemm --describe (`registry()`), never from a copy kept here.
+"""
+
+import csv
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+NVCC = os.environ.get("NVCC", "nvcc")
+# The Makefile's flags, less -Wall (warnings are the Makefile's test's business).
+FLAGS = ["-O3", "-std=c++17", "-lineinfo"]
+TIMEOUT = 900
+
+
+def target(gpu):
+    """nvcc's target options for `gpu`: a compute capability of the GPU to run on ("90", 90,
+    "9.0"), or a target named as is ("sm_80", "sm_90", "sm_90a", "compute_90": PTX only).
+    A Hopper GPU gets sm_90a, whose code has the Hopper kernel's wgmma and setmaxnreg.
+    sm_90a is spelled with -gencode, as in the Makefile, because -arch=sm_90a would also
+    run a plain sm_90 pass that rejects them."""
+    text = str(gpu).replace(".", "")
+    if text.isdigit():
+        text = "sm_90a" if text == "90" else f"sm_{text}"
+    if text == "sm_90a":
+        return ["-gencode", "arch=compute_90a,code=sm_90a"]
+    if text.startswith("compute_"):
+        return ["-gencode", f"arch={text},code={text}"]
+    if not re.fullmatch(r"sm_\d+a?", text):
+        raise ValueError(f"not a GPU target: {gpu!r}")
+    return [f"-arch={text}"]
+
+
+def defines(pair=None, shape=None, ta=None, tb=None, cublas=False, settings=None):
+    """The -D options of one configuration, as `make TYPE=… MNK=… TRANSPOSE_A=… …` passes them,
+    then `settings` ({"BLOCK_K": 32, …}) as -DNAME=VALUE."""
+    flags = []
+    if pair is not None:
+        flags += ["-DTYPE_FROM_MAKE", f"-D{pair}"]
+    if shape is not None:
+        flags += [f"-DMNK_FROM_MAKE={shape}", f"-DMNK_{shape}"]
+    if ta is not None:
+        flags.append(f"-DTRANSPOSE_A={ta}")
+    if tb is not None:
+        flags.append(f"-DTRANSPOSE_B={tb}")
+    flags.append(f"-DUSE_CUBLAS={int(bool(cublas))}")
+    flags += [f"-D{k}={v}" for k, v in sorted((settings or {}).items())]
+    return flags
+
+
+def command(source, out, flags, gpu="90", mode="exe"):
+    """The nvcc command line: mode "exe" (linked with cuBLAS when the flags ask for it),
+    "cubin" (device code only, intermediate files kept in out.keep/) or "ptx"."""
+    cmd = [NVCC, *FLAGS, *target(gpu), *flags]
+    if mode == "exe":
+        cmd += ["-o", out, source] + (["-lcublas"] if "-DUSE_CUBLAS=1" in flags else [])
+    elif mode == "cubin":
+        cmd += ["-cubin", "-keep", "-keep-dir", f"{out}.keep", "-o", out, source]
+    elif mode == "ptx":
+        cmd += ["-ptx", "-o", out, source]
+    else:
+        raise ValueError(mode)
+    return [str(c) for c in cmd]
+
+
+def nvcc(source, out, flags, gpu="90", mode="exe", timeout=TIMEOUT):
+    """Run `command`; the CompletedProcess. A cubin's PTX is kept beside it, as out.ptx."""
+    if shutil.which(NVCC) is None:
+        raise SystemExit(f"{NVCC} is not on PATH: building gemm.md needs the CUDA toolkit")
+    if mode == "cubin":
+        Path(f"{out}.keep").mkdir(parents=True, exist_ok=True)
+    result = subprocess.run(command(source, out, flags, gpu, mode), capture_output=True,
+                            text=True, timeout=timeout)
+    if mode == "cubin":
+        keep = Path(f"{out}.keep")
+        ptx = sorted(keep.glob("*.ptx"))
+        if result.returncode == 0 and ptx:
+            shutil.copy(ptx[0], Path(out).with_suffix(".ptx"))
+        shutil.rmtree(keep, ignore_errors=True)    # megabytes of intermediate files
+    return result
+
+
+def tangle(out, changes=(), document=None):
+    """gemm.md (or `document`), with the change files `changes` (paths, or names in worklog/),
+    tangled to `out`. SystemExit with tangle.py's message when it fails."""
+    args = []
+    for change in changes:
+        path = Path(change)
+        if path.suffix != ".md":
+            path = REPO / "worklog" / f"{change}.md"
+        args += ["--change", str(path)]
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    result = subprocess.run([sys.executable, str(REPO / "tangle.py"),
+                             str(document or REPO / "gemm.md"), *args, "-o", str(out)],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"tangle.py failed:\n{result.stderr}")
+    return Path(out)
+
+
+def describe(exe):
+    """./gemm --describe of the binary `exe`, as a dict."""
+    result = subprocess.run([str(exe), "--describe"], capture_output=True, text=True, timeout=60)
+    if result.returncode != 0:
+        raise SystemExit(f"{exe} --describe failed ({result.returncode}):\n{result.stderr}")
+    return json.loads(result.stdout)
+
+
+_REGISTRY = {}
+
+
+def registry(folder=None):
+    """What gemm.md's ./gemm --describe says. Built once per version of gemm.md, as PTX only
+    (seconds: --describe runs no kernel), and kept in build/registry/."""
+    source = (REPO / "gemm.md").read_bytes()
+    key = hashlib.sha256(source).hexdigest()[:16]
+    if key in _REGISTRY:
+        return _REGISTRY[key]
+    folder = Path(folder or REPO / "build" / "registry") / key
+    saved = folder / "describe.json"
+    if saved.is_file():
+        _REGISTRY[key] = json.loads(saved.read_text(encoding="utf-8"))
+        return _REGISTRY[key]
+    cu = tangle(folder / "gemm.cu")
+    exe = folder / "gemm"
+    result = nvcc(cu, exe, defines(), gpu="compute_90")
+    if result.returncode != 0:
+        raise SystemExit(f"building gemm.md for --describe failed:\n{result.stderr[-3000:]}")
+    described = describe(exe)
+    saved.write_text(json.dumps(described), encoding="utf-8")
+    _REGISTRY[key] = described
+    return described
+
+
+def pairs(described=None):
+    """{pair name: its entry of --describe}, in the order of gemm.md's PAIRS."""
+    return {p["name"]: p for p in (described or registry())["pairs"]}
+
+
+def parse_csv(text, header=None):
+    """The rows of ./gemm --csv output as dicts keyed by column name. `header` is the header
+    line (./gemm --csv-header) when `text` does not start with it. Every row must have
+    exactly the header's columns."""
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+    if header is None:
+        if not lines:
+            return []
+        header, lines = lines[0], lines[1:]
+    columns = next(csv.reader([header]))
+    rows = []
+    for fields in csv.reader(lines):
+        if len(fields) != len(columns):
+            raise ValueError(f"a CSV line has {len(fields)} fields where the header has "
+                             f"{len(columns)}: {','.join(fields)}")
+        rows.append(dict(zip(columns, fields)))
+    return rows
+
+
+def run(exe, args, timeout=1800):
+    """Run ./gemm (the binary `exe`) with `args`; the CompletedProcess."""
+    return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def run_csv(exe, args, timeout=1800):
+    """(CompletedProcess, rows): ./gemm --csv with `args`, rows keyed by the binary's own
+    --csv-header."""
+    header = run(exe, ["--csv-header"], 60).stdout.strip()
+    result = run(exe, ["--csv", *args], timeout)
+    rows = parse_csv(result.stdout, header) if result.returncode == 0 else []
+    return result, rows
+
+
+def find_gpu(prog="gemmlib"):
+    """(name, compute capability digits such as "90", driver) of the first GPU; SystemExit,
+    with one clear line, on a machine without one."""
+    if shutil.which("nvidia-smi") is None:
+        raise SystemExit(f"{prog}: no GPU: nvidia-smi is not on PATH")
+    cmd = ["nvidia-smi", "--query-gpu=name,compute_cap,driver_version", "--format=csv,noheader"]
+    try:
+        result = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise SystemExit(f"{prog}: no GPU: nvidia-smi did not answer ({e})")
+    lines = [line for line in result.stdout.splitlines() if line.strip()]
+    fields = [f.strip() for f in lines[0].split(",")] if lines else []
+    if result.returncode != 0 or len(fields) != 3 or not re.fullmatch(r"\d+\.\d+", fields[1]):
+        said = (result.stdout + result.stderr).strip().splitlines()
+        raise SystemExit(f"{prog}: no GPU: nvidia-smi found none" + (f" ({said[0]})" if said else ""))
+    name, cap, driver = fields
+    return name, cap.replace(".", ""), driver
+
+
+if __name__ == "__main__":
+    # python3 scripts/gemmlib.py: print the registry (the lists every script reads).
+    print(json.dumps(registry(), indent=1))
