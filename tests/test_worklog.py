@@ -95,6 +95,13 @@ def column_of(header, raw):
 
 # ---------------------------------------------------------------- the fixture itself
 
+def test_the_fixture_has_the_live_csv_header():
+    """worklog.py's columns, then ./gemm's as the binary writes them today (--describe)."""
+    from conftest import CSV_COLUMNS
+    header = next(line for line in FIXTURE.read_text().splitlines() if not line.startswith("#"))
+    assert header.split(",") == ["step", "kind", "settings"] + CSV_COLUMNS
+
+
 def test_fixture_is_a_worklog_csv_that_covers_the_cases():
     header = next(line for line in FIXTURE.read_text().splitlines() if not line.startswith("#"))
     assert header.split(",")[:3] == ["step", "kind", "settings"]
