@@ -113,19 +113,26 @@ def one_run(config, size, mode, warmup, repeat, options):
     return f"PASS {words}" if code == 0 else f"FAIL {words} (exit {code})"
 
 
-def sanitize(tool, config, size, options):
-    exe = BUILD / name(config)
-    words = f"{name(config)} {tool} {size} {' '.join(options)}".strip()
-    if not exe.is_file():
-        return f"FAIL {words} (not built)"
-    cmd = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", str(exe),
+def run_sanitizer(tool, config, size, options, log):
+    """compute-sanitizer's `tool` on one configuration at one size; (exit status, output), the
+    output also written to `log`."""
+    cmd = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", str(BUILD / name(config)),
            *size.split("x"), "--warmup", "0", "--repeat", "1", *options]
     try:
         result = subprocess.run(cmd, capture_output=True, text=True, timeout=SANITIZER_TIMEOUT)
         output, code = result.stdout + result.stderr, result.returncode
     except subprocess.TimeoutExpired:
         output, code = f"no answer in {SANITIZER_TIMEOUT} s", "timeout"
-    log_name(config, size, tool, *options).write_text(output, encoding="utf-8")
+    log.write_text(output, encoding="utf-8")
+    return code, output
+
+
+def sanitize(tool, config, size, options):
+    """One counted sanitizer run: its result line, as one_run's."""
+    words = f"{name(config)} {tool} {size} {' '.join(options)}".strip()
+    if not (BUILD / name(config)).is_file():
+        return f"FAIL {words} (not built)"
+    code, _ = run_sanitizer(tool, config, size, options, log_name(config, size, tool, *options))
     return f"PASS {words}" if code == 0 else f"FAIL {words} (exit {code})"
 
 
@@ -134,14 +141,8 @@ def hopper_notes(config):
     mbarriers: recorded, not counted (they do not model them all)."""
     notes = []
     for tool in ("racecheck", "synccheck", "initcheck"):
-        cmd = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "9", str(BUILD / name(config)),
-               *ODD.split("x"), "--warmup", "0", "--repeat", "1", "--kernel=wgmma", "--cublas=off"]
-        try:
-            result = subprocess.run(cmd, capture_output=True, text=True, timeout=SANITIZER_TIMEOUT)
-            output, code = result.stdout + result.stderr, result.returncode
-        except subprocess.TimeoutExpired:
-            output, code = "", "timeout"
-        (BUILD / f"{name(config)}.{tool}.wgmma.log").write_text(output, encoding="utf-8")
+        code, output = run_sanitizer(tool, config, ODD, ["--kernel=wgmma", "--cublas=off"],
+                                     BUILD / f"{name(config)}.{tool}.wgmma.log")
         said = [l for l in output.splitlines() if re.search(r"ERROR SUMMARY|not supported|unsupported", l)]
         notes.append(f"{tool} on the Hopper kernel: exit {code}; {' '.join(said[:3])}")
     return notes

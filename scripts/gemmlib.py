@@ -7,7 +7,7 @@ Everything that builds gemm.md for a script or a test goes through here:
     target(gpu)                     nvcc's target for a GPU (Hopper as sm_90a)
     nvcc(source, out, defines, gpu) compile: an executable, a cubin with its PTX, or PTX
     registry()                      what ./gemm --describe says, from a quick PTX-only build
-    run_csv(exe, args)              run ./gemm --csv and read its rows by column name
+    run(exe, args), parse_csv(text) run ./gemm, read --csv rows by column name
     find_gpu()                      the GPU in this machine, from nvidia-smi
 
 The lists of type pairs, shapes, layouts, kernels, tiles, GPUs and CSV columns
@@ -16,7 +16,6 @@ come from ./gemm --describe (`registry()`), never from a copy kept here.
 
 import csv
 import hashlib
-import io
 import json
 import os
 import re
@@ -179,15 +178,6 @@ def run(exe, args, timeout=1800):
     """Run ./gemm (the binary `exe`) with `args`; the CompletedProcess."""
     return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True,
                           timeout=timeout)
-
-
-def run_csv(exe, args, timeout=1800):
-    """(CompletedProcess, rows): ./gemm --csv with `args`, rows keyed by the binary's own
-    --csv-header."""
-    header = run(exe, ["--csv-header"], 60).stdout.strip()
-    result = run(exe, ["--csv", *args], timeout)
-    rows = parse_csv(result.stdout, header) if result.returncode == 0 else []
-    return result, rows
 
 
 def find_gpu(prog="gemmlib"):

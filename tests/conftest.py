@@ -5,7 +5,6 @@ They tangle gemm.md once per session into a temporary folder and call nvcc
 on that copy directly, with the same -D options the Makefile would pass.
 """
 
-import os
 import shutil
 import subprocess
 import sys
@@ -38,12 +37,6 @@ def config_defines(type_pair=None, shape=None, ta=None, tb=None):
     """The -D options for one configuration, spelled as the Makefile spells them, cuBLAS off
     (these builds neither need nor link it, whatever gemm.md does with USE_CUBLAS)."""
     return gemmlib.defines(type_pair, shape, ta, tb, cublas=False)
-
-
-def run_command(cmd, cwd=None, timeout=600):
-    """Run `cmd`; return the CompletedProcess (text mode, output captured)."""
-    return subprocess.run([str(c) for c in cmd], cwd=cwd, capture_output=True,
-                          text=True, timeout=timeout)
 
 
 def in_parallel(function, items):
