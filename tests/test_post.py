@@ -487,8 +487,11 @@ def test_fragments_are_named_and_references_link_to_definitions(rendered):
     """pbrt's way: a caption names each named fragment (≡ first, +≡ continued), and every
     reference in the code is a link to an element that exists on the page."""
     names = re.findall(r'^```\{\.cpp chunk="([^"]+)"\}', rendered.md_text, re.M)
-    if not names:
-        pytest.skip(f"{rendered.name} has no named fragments")
+    if rendered.name == "gemm.md":
+        assert names, "gemm.md has no named fragments"
+    if not names:   # the sample has none: no caption may appear
+        assert 'class="fragment-name"' not in rendered.html
+        return
     captions = re.findall(r'<div class="fragment-name">(.*?)</div>', rendered.html)
     assert len(captions) == len(names)
     seen = set()
@@ -547,11 +550,6 @@ def test_the_kernel_comes_early_and_the_main_path_is_an_evening():
     headings = [l for l in lines if l in headings and re.match(r"^# [A-Z]", l)]
     appendices = [h for h in headings if h.startswith("# Appendix")]
     assert len(appendices) >= 4 and headings[-len(appendices):] == appendices
-
-
-def test_main_path_counts_what_it_should():
-    sample = "# A\none\n<details>\nfolded\n</details>\n```cpp\n# not a heading\n```\n# Appendix B\nx\n"
-    assert main_path(sample) == ["# A", "one", "```cpp", "# not a heading", "```"]
 
 
 @pytest.mark.parametrize("script", sorted(p.name for p in FIGURES.joinpath("src").glob("*.py")

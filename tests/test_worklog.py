@@ -102,30 +102,12 @@ def test_the_fixture_has_the_live_csv_header():
     assert header.split(",") == ["step", "kind", "settings"] + CSV_COLUMNS
 
 
-def test_fixture_is_a_worklog_csv_that_covers_the_cases():
-    header = next(line for line in FIXTURE.read_text().splitlines() if not line.startswith("#"))
-    assert header.split(",")[:3] == ["step", "kind", "settings"]
+def test_the_fixtures_steps_are_worklogs_steps():
+    """The fixture names only steps worklog.py plans today, with the header of worklog.py."""
     raw = raw_rows()
-    keys = step_keys()
     assert {row["kind"] for row in raw} == {"step", "explore"}
-    unknown = {row["step"] for row in raw if row["kind"] == "step"} - set(keys)
+    unknown = {row["step"] for row in raw if row["kind"] == "step"} - set(step_keys())
     assert not unknown, f"steps no longer in worklog.STEPS, update the fixture: {unknown}"
-    # Explore rows named unlike any step; FAIL rows, one of them with a PASS row before it.
-    assert any(r["kind"] == "explore" and r["step"] not in keys for r in raw)
-    fails = [r for r in raw if r["result"] == "FAIL"]
-    assert fails and any(
-        any(p["result"] == "PASS" and (p["step"], p["type"], p["impl"]) ==
-            (f["step"], f["type"], f["impl"]) for p in raw) for f in fails)
-    # Written out of the order of the steps, so that the table has to sort them.
-    order = [keys.index(r["step"]) for r in raw if r["kind"] == "step" and r["impl"] == "tiled"]
-    assert order != sorted(order)
-    for type_pair in types_of(raw):
-        impls = [r["impl"] for r in raw if r["type"] == type_pair]
-        assert impls.count("cublas") == 1 and impls.count("ceiling") == 1, type_pair
-    # The last step (the shipped kernel) for some type pairs but not all.
-    last = keys[-1]
-    with_last = {r["type"] for r in raw if r["step"] == last and r["result"] == "PASS"}
-    assert with_last and with_last != set(types_of(raw))
 
 
 def test_read_worklog_refuses_a_csv_without_steps():
@@ -141,6 +123,8 @@ def test_step_rows_come_in_the_order_of_steps():
     _, body = parse_table(table)
     cells = expected_cells(raw)
     present = [key for key in step_keys() if any((key, t) in cells for t in types_of(raw))]
+    written = [step_keys().index(r["step"]) for r in raw if r["kind"] == "step" and r["impl"] == "tiled"]
+    assert written != sorted(written), "the CSV must be out of order for the sort to show"
     assert [cells_[0] for cells_ in body[:len(present)]] == [titles()[k] for k in present]
     # A step measured for no type pair (or only in a FAIL row) has no row.
     absent = set(step_keys()) - set(present)
@@ -235,6 +219,7 @@ def assert_rows_change_nothing(rows, table, ignored):
 def test_explore_rows_are_ignored():
     rows, table = fixture_table()
     explore = [r for r in rows if r["kind"] == "explore"]
+    assert any(r["step"] not in step_keys() for r in explore), "no explore row to ignore"
     assert_rows_change_nothing(rows, table, explore)
     _, body = parse_table(table)
     for row in explore:
@@ -253,7 +238,11 @@ def test_explore_row_named_like_a_step_is_ignored():
 
 def test_fail_rows_are_ignored():
     rows, table = fixture_table()
-    assert_rows_change_nothing(rows, table, [r for r in rows if r["result"] == "FAIL"])
+    fails = [r for r in rows if r["result"] == "FAIL"]
+    # One of them failed after a PASS of the same step, pair and kernel: the PASS still counts.
+    assert any(any(p["result"] == "PASS" and (p["step"], p["type"], p["impl"]) ==
+                   (f["step"], f["type"], f["impl"]) for p in rows) for f in fails)
+    assert_rows_change_nothing(rows, table, fails)
 
 
 def test_a_repeated_measurement_keeps_its_last_row():
@@ -386,12 +375,9 @@ def test_regenerated_catches_a_table_edited_by_hand(tmp_path):
 
 def test_the_table_in_gemm_md_is_the_one_its_csv_gives():
     document = (REPO / "gemm.md").read_text(encoding="utf-8")
-    if worklog.BEGIN not in document and worklog.END not in document:
-        pytest.skip("gemm.md has no worklog table yet")
-    assert worklog.BEGIN in document and worklog.END in document, "one worklog marker is missing"
+    assert worklog.BEGIN in document and worklog.END in document, "a worklog marker is missing"
     name = named_csv(document)
-    if name is None:
-        pytest.skip("the worklog table in gemm.md names no CSV yet")
+    assert name is not None, "the worklog table in gemm.md names no CSV"
     assert regenerated(document) == document, (
         f"the worklog table in gemm.md is not what {name} gives; run "
         f"python3 scripts/worklog.py table {name} --into gemm.md")

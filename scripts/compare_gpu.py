@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Is a change to gemm.md slower? Time one kernel as built from two documents, in one run.
+
+    python3 scripts/compare_gpu.py --base OLD.md [--kernel wgmma] [--sizes 8192,4096,3000]
+                                   [--layouts NN,TN] [--rounds 3] [--out FILE.csv]
+
+Builds OLD.md and gemm.md (through gemmlib, for the GPU present) for every type pair
+that has the kernel (./gemm --describe), then runs both, alternately, `--rounds` times
+for each pair, layout and size, with cuBLAS in the same process: what is compared is
+each build's speed as a share of cuBLAS's, and the new build's median against the old
+one's. Prints one table; writes every --csv row, with the build it came from, to --out.
+Exit status 1 if a run fails its check.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gemmlib  # noqa: E402
+
+
+def build(tag, pair, layout, gpu, folder, layouts):
+    ta, tb = layouts[layout]
+    cu = folder / f"{tag}.cu"
+    exe = folder / f"{tag}-{pair}-{layout}"
+    result = gemmlib.nvcc(cu, exe, gemmlib.defines(pair, None, ta, tb, cublas=True), gpu=gpu)
+    if result.returncode != 0:
+        sys.exit(f"compare_gpu: {tag} did not build for {pair} {layout}:\n{result.stderr[-3000:]}")
+    return exe
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+    parser.add_argument("--base", required=True, type=Path, help="the document to compare with")
+    parser.add_argument("--kernel", default="wgmma")
+    parser.add_argument("--sizes", default="8192,4096,3000,2048")
+    parser.add_argument("--layouts", default="NN,TN")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--out", type=Path, default=Path("build/compare.csv"))
+    args = parser.parse_args()
+
+    name, gpu, _ = gemmlib.find_gpu("compare_gpu")
+    described = gemmlib.registry()
+    pairs = [p for p, entry in gemmlib.pairs(described).items() if args.kernel in entry["kernels"]]
+    if not pairs:
+        sys.exit(f"compare_gpu: no type pair has the kernel '{args.kernel}'")
+    layouts = {n: tuple(v) for n, v in described["layouts"].items()}
+    folder = gemmlib.REPO / "build" / "compare"
+    folder.mkdir(parents=True, exist_ok=True)
+    chosen = args.layouts.split(",")
+    documents = (("base", args.base), ("new", gemmlib.REPO / "gemm.md"))
+    for tag, document in documents:
+        gemmlib.tangle(folder / f"{tag}.cu", document=document)
+    keys = [(tag, p, l) for tag, _ in documents for p in pairs for l in chosen]
+    with ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) // 2)) as pool:
+        made = pool.map(lambda key: build(key[0], key[1], key[2], gpu, folder, layouts), keys)
+        builds = dict(zip(keys, made))
+
+    rows, failed = [], False
+    print(f"{name}: --kernel={args.kernel}, {args.rounds} rounds of --repeat {args.repeat}", flush=True)
+    print(f"{'pair':16} {'layout':6} {'size':>6} {'base/cuBLAS':>12} {'new/cuBLAS':>11} {'new/base':>9}")
+    for pair in pairs:
+        for layout in chosen:
+            for size in args.sizes.split(","):
+                share = {"base": [], "new": []}
+                for _ in range(args.rounds):
+                    for tag in share:
+                        out = gemmlib.run(builds[(tag, pair, layout)],
+                                          [size, size, size, f"--kernel={args.kernel}", "--csv",
+                                           "--repeat", str(args.repeat)])
+                        found = gemmlib.parse_csv(out.stdout) if out.returncode in (0, 1) else []
+                        failed |= out.returncode != 0
+                        kernel = [r for r in found if r["impl"] == args.kernel]
+                        cublas = [r for r in found if r["impl"] == "cublas"]
+                        if not kernel or not cublas:
+                            print(f"  {tag} {pair} {layout} {size}: {out.stderr.strip()[:300]}")
+                            continue
+                        for r in found:
+                            rows.append(dict(r, compared=tag))
+                        share[tag].append(float(kernel[0]["etops"]) / float(cublas[0]["etops"]))
+                if share["base"] and share["new"]:
+                    b, n = statistics.median(share["base"]), statistics.median(share["new"])
+                    print(f"{pair:16} {layout:6} {size:>6} {100 * b:11.1f}% {100 * n:10.1f}% "
+                          f"{100 * n / b:8.1f}%", flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    if rows:
+        columns = ["compared"] + [c for c in rows[0] if c != "compared"]
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(f"# compare_gpu.py on {name}: base {args.base.name} against gemm.md\n")
+            f.write(",".join(columns) + "\n")
+            for r in rows:
+                f.write(",".join('"' + str(r[c]) + '"' if "," in str(r[c]) or " " in str(r[c])
+                                 else str(r[c]) for c in columns) + "\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
