@@ -61,6 +61,7 @@ def main():
         made = pool.map(lambda key: build(key[0], key[1], key[2], gpu, folder, layouts), keys)
         builds = dict(zip(keys, made))
 
+    header = gemmlib.run(next(iter(builds.values())), ["--csv-header"]).stdout.strip()
     rows, failed = [], False
     print(f"{name}: --kernel={args.kernel}, {args.rounds} rounds of --repeat {args.repeat}", flush=True)
     print(f"{'pair':16} {'layout':6} {'size':>6} {'base/cuBLAS':>12} {'new/cuBLAS':>11} {'new/base':>9}")
@@ -73,7 +74,7 @@ def main():
                         out = gemmlib.run(builds[(tag, pair, layout)],
                                           [size, size, size, f"--kernel={args.kernel}", "--csv",
                                            "--repeat", str(args.repeat)])
-                        found = gemmlib.parse_csv(out.stdout) if out.returncode in (0, 1) else []
+                        found = gemmlib.parse_csv(out.stdout, header) if out.returncode in (0, 1) else []
                         failed |= out.returncode != 0
                         kernel = [r for r in found if r["impl"] == args.kernel]
                         cublas = [r for r in found if r["impl"] == "cublas"]
