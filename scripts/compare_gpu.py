@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Is a change to gemm.md slower? Time one kernel as built from two documents, in one run.
 
-    python3 scripts/compare_gpu.py --base OLD.md [--kernel wgmma] [--sizes 8192,4096,3000]
+    python3 scripts/compare_gpu.py --base OLD.md [--new NEW.md] [--kernel wgmma] [--sizes 8192,4096,3000]
                                    [--layouts NN,TN] [--rounds 3] [--out FILE.csv]
 
-Builds OLD.md and gemm.md (through gemmlib, for the GPU present) for every type pair
+Builds OLD.md and NEW.md (gemm.md unless given) (through gemmlib, for the GPU present) for every type pair
 that has the kernel (./gemm --describe), then runs both, alternately, `--rounds` times
 for each pair, layout and size, with cuBLAS in the same process: what is compared is
 each build's speed as a share of cuBLAS's, and the new build's median against the old
@@ -36,6 +36,8 @@ def build(tag, pair, layout, gpu, folder, layouts):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     parser.add_argument("--base", required=True, type=Path, help="the document to compare with")
+    parser.add_argument("--new", type=Path, default=gemmlib.REPO / "gemm.md",
+                        help="the document compared (default gemm.md)")
     parser.add_argument("--kernel", default="wgmma")
     parser.add_argument("--sizes", default="8192,4096,3000,2048")
     parser.add_argument("--layouts", default="NN,TN")
@@ -53,7 +55,7 @@ def main():
     folder = gemmlib.REPO / "build" / "compare"
     folder.mkdir(parents=True, exist_ok=True)
     chosen = args.layouts.split(",")
-    documents = (("base", args.base), ("new", gemmlib.REPO / "gemm.md"))
+    documents = (("base", args.base), ("new", args.new))
     for tag, document in documents:
         gemmlib.tangle(folder / f"{tag}.cu", document=document)
     keys = [(tag, p, l) for tag, _ in documents for p in pairs for l in chosen]
@@ -92,7 +94,7 @@ def main():
     if rows:
         columns = ["compared"] + [c for c in rows[0] if c != "compared"]
         with open(args.out, "w", encoding="utf-8") as f:
-            f.write(f"# compare_gpu.py on {name}: base {args.base.name} against gemm.md\n")
+            f.write(f"# compare_gpu.py on {name}: base {args.base.name} against {args.new.name}\n")
             f.write(",".join(columns) + "\n")
             for r in rows:
                 f.write(",".join('"' + str(r[c]) + '"' if "," in str(r[c]) or " " in str(r[c])
