@@ -12,6 +12,7 @@ runs. The last line is "N passed, N failed"; the exit status is 1 when anything 
     python3 scripts/check_gpu.py             (or: make check-gpu)
     python3 scripts/check_gpu.py --quick     fewer sizes and sanitizer runs, for a first look
     python3 scripts/check_gpu.py --only I8_IN_I32_OUT,TF32_IN_F32_OUT
+    python3 scripts/check_gpu.py --change worklog/hopper-persistent.md    a variant, before keeping it
 
 The pairs, shapes and layouts come from ./gemm --describe. Logs go to build/check/, and with
 --out DIR (or $OUT) the results, the sanitizer notes and the logs of failures go there too.
@@ -154,6 +155,8 @@ def main(argv=None):
     parser.add_argument("--only", default="", help="comma-separated type pairs to check")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 4, help="builds at once")
     parser.add_argument("--out", default=os.environ.get("OUT", ""), help="copy results here")
+    parser.add_argument("--change", action="append", default=[], metavar="FILE",
+                        help="check gemm.md with this change file (a path, or a name in worklog/)")
     args = parser.parse_args(argv)
 
     gpu, cc, driver = gemmlib.find_gpu("check_gpu")
@@ -164,10 +167,12 @@ def main(argv=None):
         sys.exit(f"check_gpu: no type pair called {', '.join(unknown)}; ./gemm --describe lists them")
     cublas = os.environ.get("CUBLAS", "1") == "1"    # CUBLAS=0: builds without cuBLAS
     shutil.rmtree(BUILD, ignore_errors=True)
-    cu = gemmlib.tangle(BUILD / "gemm.cu")
+    cu = gemmlib.tangle(BUILD / "gemm.cu", changes=args.change)
     release = subprocess.run([gemmlib.NVCC, "--version"], capture_output=True, text=True).stdout
     print(f"GPU: {gpu}, driver {driver}, sm_{cc}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; "
           f"{release.strip().splitlines()[-1] if release.strip() else ''}", flush=True)
+    if args.change:
+        print(f"gemm.md with {', '.join(args.change)}", flush=True)
 
     configs = configurations(described, only)
     print(f"building {len(configs)} configurations with {args.jobs} jobs...", flush=True)

@@ -55,6 +55,7 @@ BEGIN, END = "<!-- worklog:begin -->", "<!-- worklog:end -->"
 PAIRS = gemmlib.pairs()     # ./gemm --describe's type pairs: names, element types, kernels
 # cuBLAS's names of the layouts (the report's), as (TRANSPOSE_A, TRANSPOSE_B) of gemm.md.
 LAYOUTS = {name: tuple(t) for name, t in gemmlib.registry()["layouts"].items()}
+KERNELS = [k["name"] for k in gemmlib.registry()["kernels"]]   # the CSV's impl of each kernel
 SHORT_NAMES = {t: p["short"] for t, p in PAIRS.items()}
 
 # The steps, in the order of the post. Each names the settings it builds with;
@@ -372,8 +373,8 @@ def describe(meta, rows, kinds=("step",)):
     measured, and how."""
     gpu = meta.get("gpu") or (rows[0]["device"] if rows else "an unknown GPU")
     date = meta.get("date", "an unknown date")
-    size = next((r["M"] for r in rows if r["impl"] in ("tiled", "wgmma")), None)
-    kernels = [r for r in rows if r.get("kind", "step") in kinds and r["impl"] in ("simple", "tiled", "wgmma")]
+    size = next((r["M"] for r in rows if r["impl"] in KERNELS), None)
+    kernels = [r for r in rows if r.get("kind", "step") in kinds and r["impl"] in KERNELS]
     verified = kernels and all(r.get("verify") not in ("off", None) and r.get("result") == "PASS"
                                for r in kernels)
     return (f"Median eTOPS of {rows[0]['repeat'] if rows else '?'} timed launches at "

@@ -17,7 +17,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import PAIRS, TYPES, default_shape
+from conftest import PAIRS, REGISTRY, REPO, TYPES, default_shape
 
 DEFAULT_SHAPE = {t: default_shape(t) for t in TYPES}
 
@@ -906,3 +906,33 @@ def test_plan_honours_a_forced_tile(gemm):
     assert "Forced: 64x64x64; the problem is padded to 128 x 128 x 128." in forced.stdout
     too_big = gemm(F16, "--plan=t4", "--tile=128x256x64", 64, 64, 64)
     assert too_big.returncode == 2 and "128x256x64" in too_big.stderr
+
+
+def test_plan_says_where_the_hopper_kernel_pads_further(gemm):
+    """--plan on a Hopper GPU gives the padding of --kernel=all, which the Hopper kernel widens
+    to its 128 x 256 x 64 tile; on other GPUs, or with --kernel=tiled, it says nothing of it."""
+    hopper = gemm(F16, "--plan=h100", 17, 33, 65)
+    assert hopper.returncode == 0, hopper.stderr
+    assert "Chosen: 64x64x64; the problem is padded to 64 x 64 x 128." in hopper.stdout
+    assert "The Hopper kernel, where it runs too, pads it to 128 x 256 x 128." in hopper.stdout
+    for args in (["--plan=a100"], ["--plan=h100", "--kernel=tiled"]):
+        other = gemm(F16, *args, 17, 33, 65)
+        assert other.returncode == 0 and "Chosen: 64x64x64" in other.stdout, other.stderr
+        assert "Hopper kernel" not in other.stdout
+    integer = gemm(I8, "--plan=h100", 17, 33, 65)
+    assert integer.returncode == 0 and "Hopper kernel" not in integer.stdout
+
+
+def test_the_readmes_options_are_the_programs(gemm):
+    """The README's table of options has every option of --help, and its lists of kernels and
+    of known GPUs are the registry's (./gemm --describe)."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `([^|]*(?:\\\|[^|]*)*)` \|", readme, re.M)
+    table = " ".join(rows)
+    usage = gemm(F16, "--help").stdout
+    options = set(re.findall(r"^  (--[a-z-]+)", usage, re.M)) - {"--help"}
+    assert options and all(o in table for o in options), sorted(o for o in options if o not in table)
+    kernel = re.search(r"`--kernel=([\w\\|]+)`", readme).group(1).split("\\|")
+    assert kernel == [k["name"] for k in REGISTRY["kernels"]] + ["all"]
+    plan = re.search(r"`--plan\[=GPU\]` \|[^|]*\(([^)]*)\)", readme).group(1).split(", ")
+    assert plan == [g["name"] for g in REGISTRY["gpus"]]

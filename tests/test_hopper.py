@@ -58,6 +58,21 @@ def test_other_targets_and_pairs_have_no_hopper_code(gemm_cu, tmp_path):
     assert kernel is None
 
 
+def test_a_hopper_pair_the_kernel_has_no_form_for_is_refused(gemm_cu, tmp_path):
+    """A pair whose traits say hopper = true but whose types no wgmma form of the kernel
+    takes stops the build with one message, instead of running the f16 instruction on it."""
+    source = gemm_cu.read_text(encoding="utf-8")
+    start = source.index("struct F64_IN_OUT_pair")
+    end = source.index("\n};\n", start)
+    struct = source[start:end]
+    assert struct.count("hopper = false") == 1
+    changed = tmp_path / "f64-hopper.cu"
+    changed.write_text(source[:start] + struct.replace("hopper = false", "hopper = true") + source[end:])
+    result = gemmlib.nvcc(changed, tmp_path / "k.ptx", config_defines("F64_IN_OUT"), gpu=HOPPER, mode="ptx")
+    assert result.returncode != 0
+    assert "the Hopper kernel has no wgmma form for this pair's types" in result.stderr, result.stderr
+
+
 @pytest.fixture(scope="module")
 def binaries(gemm_cu, nvcc, tmp_path_factory):
     folder = tmp_path_factory.mktemp("hopper")

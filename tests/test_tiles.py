@@ -14,16 +14,17 @@ from pathlib import Path
 
 import pytest
 
+from conftest import GPUS, PAIRS as REGISTRY_PAIRS, TYPES
+
 REPO = Path(__file__).resolve().parent.parent
 TILES_CSV = REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-tiles.csv"
 LONG_K_CSV = REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-long-k.csv"
-PAIRS = ["F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT", "I8_IN_I32_OUT", "U8_IN_I32_OUT",
-         "TF32_IN_F32_OUT", "F64_IN_OUT"]
-FAMILIES = [["F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT"], ["I8_IN_I32_OUT", "U8_IN_I32_OUT"],
-            ["TF32_IN_F32_OUT"], ["F64_IN_OUT"]]
+PAIRS = TYPES
+# The pairs that share one list of tiles and its speeds (./gemm --describe), in gemm.md's order.
+FAMILIES = [[p for p in TYPES if tuple(REGISTRY_PAIRS[p]["tiles"]) == tiles]
+            for tiles in dict.fromkeys(tuple(REGISTRY_PAIRS[p]["tiles"]) for p in TYPES)]
 # The GPUs --plan knows, and the architecture of each.
-ARCH_OF = {"t4": "sm_75", "a100": "sm_80", "rtx3090": "sm_86", "orin": "sm_87",
-           "rtx4090": "sm_89", "h100": "sm_90", "rtx5090": "sm_120"}
+ARCH_OF = {name: f"sm_{g['cc']}" for name, g in GPUS.items()}
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +78,7 @@ def tile_dims(name):
 
 def test_the_choice_is_within_5_percent_of_the_fastest_tile_measured(tn):
     table = measured()
-    assert len(table) == 7 * 8
+    assert len(table) == len(TYPES) * 8
     for (pair, size), speeds in sorted(table.items()):
         chosen, _, rows = plan(tn[pair], size, size, size)
         assert set(rows) == set(speeds), (pair, "the measured tiles are the program's tiles")
