@@ -511,45 +511,141 @@ def test_fragments_are_named_and_references_link_to_definitions(rendered):
 
 # ---- the shape of the post ----
 
+PATH_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
+
 def main_path(text):
-    """The lines a reader reads without opening an appendix or a <details> fold."""
-    kept, appendix, folded, fence = [], False, 0, None
-    for line in text.split("\n"):
-        opening = re.match(r"^ {0,3}(`{3,}|~{3,})", line)
-        if fence is None and opening:
-            fence = opening[1]
-        elif fence is not None and re.match(rf"^ {{0,3}}{fence[0]}{{{len(fence)},}}\s*$", line):
-            fence = None
-            if not appendix and not folded:
-                kept.append(line)
+    """What a reader reads without opening an appendix, a <details> fold or a footnote, as
+    (line, in_code) pairs: the prose lines, and the lines inside code fences (the fence
+    lines themselves are neither). The front matter is left out."""
+    lines = text.split("\n")
+    if lines and lines[0] == "---":
+        lines = lines[lines.index("---", 1) + 1:]
+    kept, appendix, folded, fence, note = [], False, 0, None, False
+    for line in lines:
+        if fence is not None:
+            if re.match(rf"^ {{0,3}}{fence[0]}{{{len(fence)},}}\s*$", line):
+                fence = None
+            elif not appendix and not folded:
+                kept.append((line, True))
             continue
-        if fence is None:
-            if line.startswith("# "):
-                appendix = line.startswith("# Appendix")
-            if line.strip().startswith("<details"):
-                folded += 1
-        if not appendix and not folded:
-            kept.append(line)
-        if fence is None and line.strip().startswith("</details"):
+        opening = PATH_FENCE.match(line)
+        if opening:
+            fence = opening[1]
+            continue
+        if line.startswith("# "):
+            appendix = line.startswith("# Appendix")
+        if line.strip().startswith("<details"):
+            folded += 1
+        if re.match(r"^\[\^[^\]]+\]:", line):
+            note = True                  # a footnote's text, and its indented lines
+        elif note and line.strip() and not line.startswith("    "):
+            note = False
+        if not appendix and not folded and not note:
+            kept.append((line, False))
+        if line.strip().startswith("</details"):
             folded -= 1
     return kept
 
 
-def test_the_kernel_comes_early_and_the_main_path_is_an_evening():
+def prose_words(line):
+    """The words and numbers of a line of Markdown prose: HTML tags, link targets and
+    footnote marks are not read; a word is any run of non-space characters with a letter or
+    a digit in it (a table's cells and a figure's caption count like any prose)."""
+    line = re.sub(r"<[^>]*>", " ", line)
+    line = re.sub(r"\]\([^)]*\)", "] ", line)
+    line = re.sub(r"\[\^[^\]]*\]", " ", line)
+    return sum(1 for token in line.split() if re.search(r"\w", token))
+
+
+def budget(text):
+    """(words of prose, lines of code) on the main path."""
+    path = main_path(text)
+    return (sum(prose_words(line) for line, code in path if not code),
+            sum(1 for _, code in path if code))
+
+
+# The main path, read carefully, in about ninety minutes.
+MAX_WORDS, MAX_CODE_LINES = 7000, 350
+
+# The chapters of the main path, in the order the post tells its story.
+ARC = ["What we compute, and how to run it", "Tensor cores, one tile at a time",
+       "Storage, padding and indexing", "Tiling of tiles", "Beyond WMMA: Hopper's own instructions",
+       "Results on an H100", "What is left"]
+
+
+def test_the_main_path_is_an_evening():
+    text = (ROOT / "gemm.md").read_text(encoding="utf-8")
+    words, code = budget(text)
+    assert words <= MAX_WORDS, f"the main path has {words} words of prose, the budget {MAX_WORDS}"
+    assert code <= MAX_CODE_LINES, f"the main path shows {code} lines of code, the budget {MAX_CODE_LINES}"
+
+
+def test_the_budget_counts_what_a_reader_sees():
+    sample = "\n".join([
+        "---", "title: \"not counted\"", "---", "# A chapter", "",
+        "Two words, [a link](#far-away-target) and 3 numbers: 4.5 %.", "",
+        "| a | b |", "|---|---:|", "| one | 2 |", "",
+        "![A caption of five words.](post/figures/x.svg)", "",
+        "```cpp", "int shown;", "", "```", "",
+        "<details>", "<summary>Hidden summary</summary>", "", "```cpp", "int folded;", "```", "", "</details>", "",
+        "Text[^n] after.", "", "[^n]: A footnote is not read", "    on the way.", "",
+        "# Appendix Z: not read", "", "Many words here are not counted at all.", "",
+        "```cpp", "int appendix;", "```",
+    ])
+    # "A chapter" 2; the paragraph 8 (a link's text counts, its target not; "%" has no
+    # letter or digit); the table 4 ("a", "b", "one", "2"); the caption 5; "Text after." 2;
+    # the code: the shown block's two lines (its blank line counts)
+    assert budget(sample) == (2 + 8 + 4 + 5 + 2, 2)
+
+
+def test_the_kernel_comes_early_and_the_chapters_tell_one_story():
     text = (ROOT / "gemm.md").read_text(encoding="utf-8")
     lines = text.split("\n")
     first = next(i for i, line in enumerate(lines, 1) if "wmma::mma_sync(" in line)
     assert first <= len(lines) / 10, f"the first mma_sync is at line {first} of {len(lines)}"
-    # An evening: 1800 lines for the WMMA kernels and the results, and at most 400 more for
-    # the Hopper chapter.
-    path = main_path(text)
-    hopper = main_path(text[text.index("# Beyond WMMA"):text.index("# Results on an H100")])
-    assert len(path) - len(hopper) <= 1800 and len(hopper) <= 400
+    chapters = [line[2:] for line, code in main_path(text) if not code and line.startswith("# ")]
+    assert chapters == ARC
     # The appendices are where they say they are: after the main text, and all of them.
-    headings = [l for l in main_path(text) + lines if l.startswith("# ") and not l.startswith("#  ")]
-    headings = [l for l in lines if l in headings and re.match(r"^# [A-Z]", l)]
+    headings = [line for line in lines if re.match(r"^# [A-Z]", line)]
+    headings = [h for h in headings if h[2:] in ARC or h.startswith("# Appendix")]
     appendices = [h for h in headings if h.startswith("# Appendix")]
     assert len(appendices) >= 4 and headings[-len(appendices):] == appendices
+
+
+def anchor(heading):
+    """The identifier pandoc gives a heading (its auto_identifiers extension)."""
+    words = re.sub(r"`|\*|\[|\]\([^)]*\)", "", heading).lower()
+    words = re.sub(r"[^\w\s.-]", "", words)
+    words = re.sub(r"\s+", "-", words.strip())
+    return re.sub(r"^[^a-z]*", "", words)
+
+
+def test_every_cross_reference_names_a_heading():
+    text = (ROOT / "gemm.md").read_text(encoding="utf-8")
+    ids = {anchor(line.lstrip("#").strip()) for line, code in
+           [(l, c) for l, c in zip(text.split("\n"), _in_code(text))] if not code and re.match(r"^#{1,6} ", line)}
+    targets = re.findall(r"\]\(#([^)]+)\)", text)
+    assert targets, "the post links its sections"
+    assert not sorted(set(targets) - ids), sorted(set(targets) - ids)
+    assert anchor("The registry: `--describe`") == "the-registry---describe"
+    assert anchor("What changed since GEMM on Jetson") == "what-changed-since-gemm-on-jetson"
+
+
+def _in_code(text):
+    inside, fence = [], None
+    for line in text.split("\n"):
+        opening = PATH_FENCE.match(line)
+        if fence is None and opening:
+            fence = opening[1]
+            inside.append(True)
+        elif fence is not None:
+            inside.append(True)
+            if re.match(rf"^ {{0,3}}{fence[0]}{{{len(fence)},}}\s*$", line):
+                fence = None
+        else:
+            inside.append(False)
+    return inside
 
 
 @pytest.mark.parametrize("script", sorted(p.name for p in FIGURES.joinpath("src").glob("*.py")

@@ -6,7 +6,7 @@ program addresses them and as the 128-byte swizzle stores them (piece c of row r
 """
 from svgfig import MUTED, rect, svg, text, write
 
-CELL, ROWH, X0, GAP = 44, 32, 80, 96
+CELL, ROWH, X0, GAP = 36, 30, 70, 48
 W = X0 + 2 * 8 * CELL + GAP + 24
 body = []
 
@@ -15,7 +15,7 @@ def panel(x, y, title, where):
     body.append(text(x, y, title, size=19, extra=' font-weight="bold"'))
     y += 16
     for g in range(8):
-        body.append(text(x + g * CELL + CELL / 2, y + 16, f"{4 * g}–{4 * g + 3}", size=13,
+        body.append(text(x + g * CELL + CELL / 2, y + 16, f"{4 * g}", size=13,
                          anchor="middle", extra=f' fill="{MUTED}"'))
     y += 24
     for r in range(8):
@@ -35,8 +35,8 @@ def panel(x, y, title, where):
 y0 = 36
 x1 = X0 + 8 * CELL + GAP
 end = panel(X0, y0, "As addressed", lambda r, c: c)
-panel(x1, y0, "As stored: piece c at c ⊕ r", lambda r, c: c ^ r)
-body.append(text(X0, end + 30, "banks (groups of four) above each column; piece 0 of every row shaded",
+panel(x1, y0, "As stored: c at c ⊕ r", lambda r, c: c ^ r)
+body.append(text(X0, end + 30, "above each column: its first bank of four; shaded: piece 0 of every row",
                  size=15, extra=f' font-style="italic" fill="{MUTED}"'))
 H = end + 50
 write("hopper-swizzle.svg", svg(W, H, "The 128-byte swizzle of a K-major stage",
