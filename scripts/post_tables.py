@@ -3,8 +3,11 @@
 
     python3 scripts/post_tables.py [--into gemm.md]
 
-Two tables, each between its markers in the post:
+The tables, each between its markers in the post:
 
+- <!-- session:begin --> ... <!-- session:end -->: the results chapter: every
+  kernel and cuBLAS at 8192^3 for every type pair, B plain / B transposed,
+  from the sweep of one session (SESSION);
 - <!-- at8192:begin --> ... <!-- at8192:end -->: both kernels and cuBLAS at
   8192^3 for every type pair, B plain / B transposed, from the sweep CSV;
 - <!-- jetson:begin --> ... <!-- jetson:end -->: the kernel of GEMM on Jetson
@@ -34,7 +37,8 @@ import sweep  # noqa: E402
 import worklog  # noqa: E402
 
 REPO = sweep.REPO
-SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-23-2.csv"          # the results chapter
+SESSION = "results/nvidia-h100-80gb-hbm3-2026-11-25.csv"         # the results chapter: one session
+SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-23-2.csv"          # the sweep before the Hopper kernel
 JETSON_DAY_SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-22.csv"  # the day GEMM on Jetson was run
 JETSON = "results/gemm-on-jetson-h100-2026-11-22.csv"
 SIZE = 8192
@@ -73,6 +77,21 @@ def at_size_table(cells):
                   for b in (0, 1)]
         lines.append(f"| {worklog.SHORT_NAMES[t]} | {pair(cells, t, 'simple')} | {pair(cells, t, 'tiled')} | "
                      f"{pair(cells, t, 'cublas')} | {' / '.join(shares)} % |")
+    return "\n".join(lines) + "\n"
+
+
+def session_table(cells):
+    """Every kernel and cuBLAS, and the fastest kernel's share of cuBLAS, per pair and layout."""
+    lines = ["| pair | simple | tiled | Hopper | cuBLAS | fastest / cuBLAS |", "|---|---:|---:|---:|---:|---:|"]
+    for t in sweep.TYPES:
+        shares = []
+        for b in (0, 1):
+            kernels = [cells.get((t, b, k)) for k in ("simple", "tiled", "wgmma")]
+            best = max((k for k in kernels if k is not None), default=None)
+            shares.append(worklog.percent(best, cells.get((t, b, "cublas"))).replace(" %", ""))
+        hopper = pair(cells, t, "wgmma") if any((t, b, "wgmma") in cells for b in (0, 1)) else "—"
+        lines.append(f"| {worklog.SHORT_NAMES[t]} | {pair(cells, t, 'simple')} | {pair(cells, t, 'tiled')} | "
+                     f"{hopper} | {pair(cells, t, 'cublas')} | {' / '.join(shares)} % |")
     return "\n".join(lines) + "\n"
 
 
@@ -152,7 +171,7 @@ def long_k_table(runs):
 
 
 def tables():
-    return {"at8192": at_size_table(sweep_cells()), "tiles": tiles_table(tile_shares()),
+    return {"session": session_table(sweep_cells(SESSION)), "at8192": at_size_table(sweep_cells()), "tiles": tiles_table(tile_shares()),
             "longk": long_k_table(long_k_runs()), "hopper": hopper_table(),
             "jetson": jetson_table(jetson_cells(), sweep_cells(JETSON_DAY_SWEEP))}
 
