@@ -379,8 +379,8 @@ def describe(meta, rows, kinds=("step",)):
                                for r in kernels)
     return (f"Median eTOPS of {rows[0]['repeat'] if rows else '?'} timed launches at "
             f"{size}³, layout {rows[0]['layout'] if rows else 'TN'}, on {gpu}, {date}; "
-            f"{'every run verified' if verified else 'not every run verified'}. "
-            f"Made by `python3 scripts/worklog.py table` from `{meta.get('file', 'the worklog CSV')}`.\n")
+            f"{'every run verified' if verified else 'not every run verified'}."
+            f"^[Made by `python3 scripts/worklog.py table` from `{meta.get('file', 'the worklog CSV')}`.]\n")
 
 
 def insert_table(document, table, name="worklog"):

@@ -549,12 +549,12 @@ def main_path(text):
 
 
 def prose_words(line):
-    """The words and numbers of a line of Markdown prose: HTML tags, link targets and
-    footnote marks are not read; a word is any run of non-space characters with a letter or
+    """The words and numbers of a line of Markdown prose: HTML tags, link targets,
+    footnote marks and inline footnotes are not read; a word is any run of non-space characters with a letter or
     a digit in it (a table's cells and a figure's caption count like any prose)."""
     line = re.sub(r"<[^>]*>", " ", line)
     line = re.sub(r"\]\([^)]*\)", "] ", line)
-    line = re.sub(r"\[\^[^\]]*\]", " ", line)
+    line = re.sub(r"\[\^[^\]]*\]|\^\[[^\]]*\]", " ", line)   # footnote marks, inline footnotes
     return sum(1 for token in line.split() if re.search(r"\w", token))
 
 
@@ -589,7 +589,7 @@ def test_the_budget_counts_what_a_reader_sees():
         "![A caption of five words.](post/figures/x.svg)", "",
         "```cpp", "int shown;", "", "```", "",
         "<details>", "<summary>Hidden summary</summary>", "", "```cpp", "int folded;", "```", "", "</details>", "",
-        "Text[^n] after.", "", "[^n]: A footnote is not read", "    on the way.", "",
+        "Text[^n] after.^[An inline footnote, not read.]", "", "[^n]: A footnote is not read", "    on the way.", "",
         "# Appendix Z: not read", "", "Many words here are not counted at all.", "",
         "```cpp", "int appendix;", "```",
     ])
