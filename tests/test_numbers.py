@@ -548,3 +548,48 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
         "cc2f104" in text
     notes = (REPO / "results/h100-2026-11-23-check-batched-sanitizers.txt").read_text()
     assert notes.count("exit 0") == 3
+
+
+def test_the_results_chapter_is_its_session():
+    """The results chapter's prose quotes the one session its table is made from."""
+    text = " ".join(POST.split())
+    cells = numbers.sweep_cells(numbers.SESSION)
+    rows = sweep.read_csv(REPO / numbers.SESSION)[1]
+    assert len(rows) == 480 and all(r["result"] == "PASS" for r in rows)
+    assert len({(r["type"], r["transpose_b"], r["M"]) for r in rows}) == 140
+    assert "all 140 runs (480 timed lines) passed" in text
+    assert {r["impl"] for r in rows} == {"simple", "tiled", "wgmma", "cublas"}
+    run = {k: cells[(F16, 1, k)] for k in ("simple", "tiled", "wgmma", "cublas")}
+    phrase = ("the simple kernel runs at 31.3 eTOPS, the tiled one at 398 and the Hopper one at 703, "
+              "against cuBLAS's 726: 97 %. Tiling multiplied the speed by about 13, Hopper's "
+              "instructions by 1.8 more.")
+    assert phrase in text
+    for written, value in [("31.3", run["simple"]), ("398", run["tiled"]), ("703", run["wgmma"]),
+                           ("726", run["cublas"]), ("97", 100 * run["wgmma"] / run["cublas"]),
+                           ("13", run["tiled"] / run["simple"]), ("1.8", run["wgmma"] / run["tiled"])]:
+        assert close(written, value), (written, value)
+    # the simple kernel, quoted where the post explains why it is slow
+    assert "measures 31.3 eTOPS at $8192^3$ in the running example, 4 % of cuBLAS" in text
+    assert close("4", 100 * run["simple"] / run["cublas"])
+    assert "the tiled int8 kernel is 2.6 times as fast as cuBLAS" in text
+    assert close("2.6", cells[(I8, 0, "tiled")] / cells[(I8, 0, "cublas")])
+    # across sizes: the Hopper kernel against cuBLAS, per size, for the 16-bit pairs
+    hop = {}
+    for r in rows:
+        if r["type"] in SIXTEEN and r["M"] == r["N"] == r["K"]:
+            hop.setdefault((r["type"], r["transpose_b"], r["M"]), {})[r["impl"]] = r["etops"]
+    share = {k: v["wgmma"] / v["cublas"] for k, v in hop.items()}
+    passing = [share[(t, b, n)] for t in (F16, BF16) for b in (0, 1) for n in (2048, 4096)]
+    assert "(1.03 to 1.18 times)" in text and close("1.03", min(passing)) and close("1.18", max(passing))
+    at3000 = [share[(t, b, 3000)] for t in SIXTEEN for b in (0, 1)]
+    assert "76–78 % of cuBLAS" in text and pct_range(at3000) == "76–78"
+    small = [share[(t, b, n)] for t in SIXTEEN for b in (0, 1) for n in (256, 512, 1000, 1024)]
+    assert "below, 44–65 %" in text and pct_range(small) == "44–65"
+    for t in SIXTEEN:
+        for b in (0, 1):
+            for n in (256, 512):
+                assert hop[(t, b, n)]["tiled"] > hop[(t, b, n)]["wgmma"], "the tiled kernel is the faster"
+    # the GPU check the chapter cites
+    log = (REPO / "results/h100-2026-11-25-check-hopper-template.txt").read_text()
+    assert "756 passed, 0 failed" in log and "gemm.md at bdabbfb" in log
+    assert "756 passed, 0 failed" in text and "gemm.md at bdabbfb" in text
