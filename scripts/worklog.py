@@ -80,6 +80,15 @@ STEP_TITLES = {"simple": "simple kernel",
                "prefetch": "11. fragments loaded a step ahead",
                "shipped": "12. copies spread (16-bit); tf32 not ahead: as shipped"}
 STEPS = [(key, title, None) for key, title in STEP_TITLES.items()]
+# What each step was expected to do for the running example (the default pair), in a few
+# words, for the main path's table; Appendix F's "Each step, predicted and measured" gives
+# the reasoning, and a test finds each number of these there.
+EXPECTED = {"simple": "27, from memory", "tile": "about 200", "skew": "+20 % or more",
+            "stages2": "up to twice", "stages3": "small, if any", "stages4": "small, if any",
+            "epilogue": "none", "grouped": "none", "ptxload": "none for `half`",
+            "k128": "per-step costs halved", "block": "a trade-off", "skew32": "none for `half`",
+            "prefetch": "+10 to 20 %", "shipped": "a few % at most"}
+NOT_KEPT = {"stages4"}   # a step measured but not built on: the next step compares with the one before
 PTX_LOADED = {t for t, p in PAIRS.items() if p["ptx_load"]}   # where the ptxload step changes anything
 CHANGES = Path("worklog")   # the change files, one per piece of code that an earlier step had
 # The change files of the measurement builds, for the settings that name them.
@@ -213,6 +222,22 @@ def read_worklog(path):
     return meta, rows
 
 
+def step_cells(rows):
+    """{(row, pair): eTOPS} of the worklog's steps: a step's key for the tiled kernel's builds,
+    "simple", "cublas" and "ceiling"; a repeated measurement keeps its last."""
+    cell = {}
+    for r in rows:
+        if r.get("result") == "FAIL" or r.get("kind", "step") != "step":
+            continue
+        if r["impl"] in ("cublas", "ceiling"):
+            cell[(r["impl"], r["type"])] = r["etops"]
+        elif r["step"] == "simple" and r["impl"] == "simple":
+            cell[("simple", r["type"])] = r["etops"]
+        elif r["impl"] == "tiled":
+            cell[(r["step"], r["type"])] = r["etops"]
+    return cell
+
+
 def make_table(rows):
     """The Markdown table: one row per step, one column per type pair, eTOPS.
 
@@ -222,18 +247,7 @@ def make_table(rows):
     kernel's share of cuBLAS's speed. A repeated measurement keeps its last row.
     """
     types = sorted({r["type"] for r in rows}, key=sweep.type_order)
-    cell = {}
-    for r in rows:
-        if r.get("result") == "FAIL" or r.get("kind", "step") != "step":
-            continue
-        if r["impl"] == "cublas":
-            cell[("cublas", r["type"])] = r["etops"]
-        elif r["impl"] == "ceiling":
-            cell[("ceiling", r["type"])] = r["etops"]
-        elif r["step"] == "simple" and r["impl"] == "simple":
-            cell[("simple", r["type"])] = r["etops"]
-        elif r["impl"] == "tiled":
-            cell[(r["step"], r["type"])] = r["etops"]
+    cell = step_cells(rows)
     titles = step_titles()
     header = ["step"] + [SHORT_NAMES.get(t, t) for t in types]
     lines = ["| " + " | ".join(header) + " |",
@@ -246,10 +260,7 @@ def make_table(rows):
     for key, title in (("cublas", "cuBLAS"), ("ceiling", "WMMA ceiling")):
         if any((key, t) in cell for t in types):
             lines.append("| " + " | ".join([title] + [sweep.fmt3(cell.get((key, t))) for t in types]) + " |")
-    shares = []
-    for t in types:
-        k, c = cell.get((last, t)), cell.get(("cublas", t))
-        shares.append(f"{100 * k / c:.0f} %" if k and c else sweep.MISSING)
+    shares = [percent(cell.get((last, t)), cell.get(("cublas", t))) for t in types]
     if any(s != sweep.MISSING for s in shares):
         lines.append("| " + " | ".join(["shipped / cuBLAS"] + shares) + " |")
     return "\n".join(lines) + "\n"
@@ -273,8 +284,46 @@ def last_cells(rows, kind, impl, step=None):
     return cells
 
 
+def shown(x):
+    """x as a table shows it (three significant figures), so that a ratio or a change computed
+    from it is the one a reader computes from the table."""
+    return float(sweep.fmt3(x))
+
+
 def percent(a, b):
-    return f"{100 * a / b:.0f} %" if a and b else sweep.MISSING
+    return f"{100 * shown(a) / shown(b):.0f} %" if a and b else sweep.MISSING
+
+
+def change(before, after):
+    """The change from one row's figure to the next, as the table shows them: "×4.4" or "+39 %"."""
+    if not before or not after:
+        return sweep.MISSING
+    r = shown(after) / shown(before)
+    if r >= 2:
+        return f"×{r:.1f}"
+    p = round(100 * (r - 1))
+    return f"{p:+d} %".replace("-", "−") if p else "0 %"
+
+
+def make_example_table(rows):
+    """The main path's table: the running example's pair alone, each step with what it was
+    expected to do, its eTOPS and the change from the step it built on; then cuBLAS, the WMMA
+    ceiling and the shipped kernel's share of cuBLAS."""
+    pair = gemmlib.registry()["build"]["type"]
+    cell = {key: v for (key, t), v in step_cells(rows).items() if t == pair}
+    lines = [f"| step | expected | {SHORT_NAMES.get(pair, pair)} | change |", "|---|---|---:|---:|"]
+    before = None
+    for key, title, _ in STEPS:
+        if key in cell:
+            lines.append(f"| {title} | {EXPECTED[key]} | {sweep.fmt3(cell[key])} | "
+                         f"{change(cell.get(before), cell[key]) if before else ''} |")
+            before = before if key in NOT_KEPT else key
+    for key, title in (("cublas", "cuBLAS"), ("ceiling", "WMMA ceiling")):
+        if key in cell:
+            lines.append(f"| {title} | | {sweep.fmt3(cell[key])} | |")
+    if STEPS[-1][0] in cell and "cublas" in cell:
+        lines.append(f"| shipped / cuBLAS | | {percent(cell[STEPS[-1][0]], cell['cublas'])} | |")
+    return "\n".join(lines) + "\n"
 
 
 def make_ceiling_table(rows):
@@ -363,7 +412,7 @@ def make_hopper_parts_table(rows):
 
 
 # The tables `table --into` writes: the markers around each, and how it is made.
-TABLES = {"worklog": make_table, "ceiling": make_ceiling_table, "parts": make_parts_table,
+TABLES = {"worklog": make_table, "worklog-example": make_example_table, "ceiling": make_ceiling_table, "parts": make_parts_table,
           "targets": make_targets_table, "hopper-worklog": make_hopper_table,
           "hopper-parts": make_hopper_parts_table}
 
@@ -428,6 +477,8 @@ def table(args):
                 continue
             if name == "worklog":
                 document = insert_table(document, text)
+            elif name == "worklog-example" and f"<!-- {name}:begin -->" in document:
+                document = insert_table(document, make(rows) + "\n" + describe(meta, rows), name)
             elif name == "hopper-worklog":
                 document = insert_table(document, make(rows) + "\n" + describe(meta, rows, ("hopper",)), name)
             elif f"<!-- {name}:begin -->" in document:

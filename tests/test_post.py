@@ -28,8 +28,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 RENDER = ROOT / "post" / "render.sh"
 BROWSER_CHECK = ROOT / "post" / "browser_check.py"
 FIGURES = ROOT / "post" / "figures"
-FIGURE_NAMES = ("warp-tiles", "k-walk", "padding", "block-tile", "pipeline", "host-map", "banks",
-                "block-order", "ahead")
+FIGURE_NAMES = sorted(p.stem for p in (ROOT / "post" / "figures").glob("*.svg"))
 DOCUMENTS = {
     "gemm.md": ROOT / "gemm.md",
     "sample.md": ROOT / "tests" / "fixtures" / "sample.md",
@@ -470,6 +469,31 @@ def test_figure_is_self_contained_svg(name):
     generic = {"serif", "sans-serif", "monospace"}
     fonts = {el.get("font-family") for el in root.iter() if el.get("font-family")}
     assert fonts <= generic, f"non-generic font families: {fonts - generic}"
+
+
+def text_spans(element, inherited=None):
+    """(text, x, font size, anchor, bold) of every <text> with an x under element, with the
+    size, anchor and weight a <g> around it gives."""
+    style = dict(inherited or {"font-size": "16", "text-anchor": "start", "font-weight": "normal"})
+    style.update({k: element.get(k) for k in style if element.get(k)})
+    if element.tag.endswith("}text") and element.get("x") is not None:
+        yield ("".join(element.itertext()), float(element.get("x")), float(style["font-size"]),
+               style["text-anchor"], style["font-weight"] == "bold")
+    for child in element:
+        yield from text_spans(child, style)
+
+
+@pytest.mark.parametrize("name", FIGURE_NAMES)
+def test_figure_text_fits_inside_the_figure(name):
+    """A line of text ends inside the figure's width, by a generous estimate of its width
+    (half the font size per character, a little more for bold): a title or legend cut off
+    by the edge is a figure that reads wrong."""
+    root = ET.parse(FIGURES / f"{name}.svg").getroot()
+    width = float(root.get("viewBox").replace(",", " ").split()[2])
+    for text, x, size, anchor, bold in text_spans(root):
+        w = (0.58 if bold else 0.53) * size * len(text)
+        left = {"start": x, "middle": x - w / 2, "end": x - w}[anchor]
+        assert left >= 0 and left + w <= width, f"{text!r} runs past the edge ({left:.0f} to {left + w:.0f} of {width:.0f})"
 
 
 def test_figure_ids_are_distinct():

@@ -59,8 +59,8 @@ def version(y, title, ahead):
     return tc + LANE, t
 
 
-end_a, t_a = version(40, "Step 10: a turn begins with the barrier, the copies, the first loads", False)
-end_b, t_b = version(end_a + 50, "Step 11: the next turn's first fragments load during this one", True)
+end_a, t_a = version(40, "Step 10: barrier, copies and first loads come first", False)
+end_b, t_b = version(end_a + 50, "Step 11: the next first loads overlap this turn", True)
 y = end_b + 34
 body.append(text(24, y, "Dashed: the start of a turn (one step along K, four WK steps q0–q3).", size=17,
                  extra=f' fill="{MUTED}"'))

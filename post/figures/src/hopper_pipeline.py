@@ -52,7 +52,7 @@ for k in range(STEPS):
     body.append(text(x(start[k] + MULTIPLY / 2), cy + 23, f"{k}", size=16, anchor="middle",
                      extra=' fill="#ffffff" font-weight="bold"'))
 y = top + (STAGES + 1) * (ROW + 14) + 22
-legend = [("Orange: the TMA copy of a step, issued by one producer thread once the stage is empty.", None),
+legend = [("Orange: a step's TMA copy, issued by one producer thread once the stage is empty.", None),
           ("Green: the stage holds that step until both consumer warp groups are done with it.", None),
           ("Solid line: the stage's \u201cfull\u201d barrier completes (all its bytes have landed).", None),
           ("Dashed line: its \u201cempty\u201d barrier completes (eight consumer warps arrived).", None),
