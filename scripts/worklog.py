@@ -169,8 +169,8 @@ HOPPER_STEP_TITLES = {"h-one-role": "H1. TMA and wgmma, no producer, 2 stages",
                       "h-grouped": "H3. blocks grouped by 8 rows",
                       "h-batched": "H4. the epilogue's loads in batches: as shipped"}
 # What each was expected to do, as EXPECTED for the tiled kernel (Appendix F reasons it out).
-HOPPER_EXPECTED = {"h-one-role": "half to three quarters of `wgmma` alone",
-                   "h-roles": "most of H1's stops gone", "h-grouped": "the prototype's 82–102 % of cuBLAS",
+HOPPER_EXPECTED = {"h-one-role": "half to three quarters of full speed",
+                   "h-roles": "most of H1's stops gone", "h-grouped": "a prototype's 82–102 % of cuBLAS",
                    "h-batched": "up to +20 %"}
 HOPPER_TYPES = tuple(t for t, p in PAIRS.items() if "wgmma" in p["kernels"])
 

@@ -162,11 +162,11 @@ CLAIMS = [
      [("150", W[("math", "part", "tiled", TF32)]),
       ("39", 100 * W[("math", "part", "tiled", TF32)] / W[("simple", "step", "cublas", TF32)]),
       ("9.7", W[("math", "part", "tiled", TF32)] / W[("simple", "step", "simple", TF32)])]),
-    ("Its math alone runs at 32.0 eTOPS, 96 % of the WMMA ceiling of 33.2, and the whole kernel at 93 %",
+    ("Its math alone runs at 32.0 eTOPS, 96 % of the WMMA ceiling of 33.2, and the whole kernel at 92 %",
      [("32.0", W[("math", "part", "tiled", F64)]),
       ("96", 100 * W[("math", "part", "tiled", F64)] / W[("simple", "step", "ceiling", F64)]),
       ("33.2", W[("simple", "step", "ceiling", F64)]),
-      ("93", 100 * step("shipped", F64) / W[("simple", "step", "ceiling", F64)])]),
+      ("92", 100 * shown(step("shipped", F64)) / shown(W[("simple", "step", "ceiling", F64)]))]),
     ("is 61 % of cuBLAS and 4.0 times the simple kernel",
      [("61", 100 * W[("simple", "step", "ceiling", F64)] / W[("simple", "step", "cublas", F64)]),
       ("4.0", W[("simple", "step", "ceiling", F64)] / W[("simple", "step", "simple", F64)])]),
@@ -594,8 +594,6 @@ def test_the_results_chapter_is_its_session():
     # the simple kernel, quoted where the post explains why it is slow
     assert "measures 31.3 eTOPS at $8192^3$ in the running example, 4 % of cuBLAS" in text
     assert close("4", 100 * run["simple"] / run["cublas"])
-    assert "the tiled int8 kernel is 2.6 times as fast as cuBLAS" in text
-    assert close("2.6", cells[(I8, 0, "tiled")] / cells[(I8, 0, "cublas")])
     # across sizes: the Hopper kernel against cuBLAS, per size, for the 16-bit pairs
     hop = {}
     for r in rows:

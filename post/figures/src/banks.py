@@ -33,10 +33,10 @@ def panel(y, title, skew):
 
 
 y = panel(40, "Rows 128 bytes apart: 8 pieces, one group of banks", 0)
-body.append(text(24, y + 30, "8 pieces in banks 0–3: the load takes 8 turns", size=18,
+body.append(text(24, y + 30, "8 pieces in banks 0–3: the load takes 8 passes", size=18,
                  extra=f' font-style="italic" fill="{MUTED}"'))
 y = panel(y + 90, "Rows 144 bytes apart (skew of 16 bytes)", 1)
-body.append(text(24, y + 30, "8 pieces in 8 groups: the load takes 1 turn", size=18,
+body.append(text(24, y + 30, "8 pieces in 8 groups: the load takes 1 pass", size=18,
                  extra=f' font-style="italic" fill="{MUTED}"'))
 H = y + 56
 write("banks.svg", svg(W, H, "Shared-memory banks without and with the 16-byte skew",
