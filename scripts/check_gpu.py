@@ -111,6 +111,9 @@ def one_run(config, size, mode, warmup, repeat, options):
     except subprocess.TimeoutExpired:
         output, code = "no answer in 1800 s", "timeout"
     log_name(config, size, mode, *options).write_text(output, encoding="utf-8")
+    if code == 0 and len(re.findall(r"^Kernel\s+:", output, re.M)) > 1 and \
+            not re.search(r"^Fastest kernel\s+: \w+", output, re.M):
+        return f"FAIL {words} (several kernels ran, and the report does not say which was fastest)"
     return f"PASS {words}" if code == 0 else f"FAIL {words} (exit {code})"
 
 
