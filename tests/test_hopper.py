@@ -24,13 +24,34 @@ def ptx_and_report(gemm_cu, tmp_path, defines, target):
     ptx = tmp_path / "k.ptx"
     result = gemmlib.nvcc(gemm_cu, ptx, defines, gpu=target, mode="ptx")
     assert result.returncode == 0, result.stderr
-    text = ptx.read_text()
-    entries = re.split(r"(?m)^(?:\.visible\s+)?\.entry\s+", text)
-    wgmma = [e for e in entries[1:] if e.startswith("_Z10gemm_wgmma")]
     cubin = gemmlib.nvcc(gemm_cu, tmp_path / "k.cubin", defines + ["-Xptxas", "-v"], gpu=target,
                          mode="cubin")
     assert cubin.returncode == 0, cubin.stderr
-    return (wgmma[0] if wgmma else None), cubin.stderr
+    widths = kernels_by_width(ptx)   # the widest tile's kernel: the one the earlier steps had
+    return (widths[max(widths)] if widths else None), cubin.stderr
+
+
+def kernels_by_width(ptx_path):
+    """{width: PTX of the Hopper kernel of that tile width} in a PTX file."""
+    entries = re.split(r"(?m)^(?:\.visible\s+)?\.entry\s+", ptx_path.read_text())
+    return {int(re.match(r"\w*?Li(\d+)E", e)[1]): e for e in entries[1:] if e.startswith("_Z10gemm_wgmma")}
+
+
+def test_every_tile_width_has_its_own_wgmma_and_no_spills(gemm_cu, tmp_path):
+    """The kernel of each width of HOPPER_WIDTHS multiplies with m64nWk16, four per stage, and
+    ptxas gives each the registers it needs without spilling."""
+    defines = config_defines("F16_IN_F32_OUT", None, 0, 1)
+    ptx_and_report(gemm_cu, tmp_path, defines, HOPPER)
+    widths = kernels_by_width(tmp_path / "k.ptx")
+    assert sorted(widths) == [128, 192, 256], sorted(widths)
+    for width, kernel in widths.items():
+        shapes = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16", kernel)
+        assert shapes == [str(width)] * 4, (width, shapes)
+    report = gemmlib.nvcc(gemm_cu, tmp_path / "k.cubin", defines + ["-Xptxas", "-v"], gpu=HOPPER,
+                          mode="cubin").stderr
+    functions = re.findall(r"Compiling entry function '(_Z10gemm_wgmma\w+)'.*?(\d+) bytes spill stores, "
+                           r"(\d+) bytes spill loads", report, re.S)
+    assert len(functions) == 3 and all(st == ld == "0" for _, st, ld in functions), functions
 
 
 @pytest.mark.parametrize("pair, ta, tb, dtype, boxes", CASES)
