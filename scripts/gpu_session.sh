@@ -8,17 +8,18 @@
 #                                         every step of the worklog at 8192^3 (worklog.py run)
 #   bash scripts/gpu_session.sh parts     the measurement builds of the shipped kernel
 #   bash scripts/gpu_session.sh sweep     the sweep's measurements (sweep.py run; report elsewhere)
+#   bash scripts/gpu_session.sh widths    the Hopper kernel's tile widths (hopper_widths.py)
 #
 # Each piece first prints the GPU, its clocks and the commit, so that the
 # logs say where and on what they were measured. The scripts it runs find the
 # GPU, and say so in one line when there is none.
 set -u
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { echo "usage: bash scripts/gpu_session.sh check|worklog|parts|sweep [ARGS]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bash scripts/gpu_session.sh check|worklog|parts|sweep|widths [ARGS]" >&2; exit 2; }
 piece=$1
 shift
 case $piece in
-    check|worklog|parts|sweep) ;;
+    check|worklog|parts|sweep|widths) ;;
     *) echo "gpu_session: no piece called '$piece'" >&2; exit 2 ;;
 esac
 OUT=${OUT:-build/session}
@@ -36,6 +37,7 @@ case $piece in
     worklog) cmd=(python3 scripts/worklog.py run "$@" --out "$OUT") ;;
     parts)   cmd=(python3 scripts/worklog.py run --no-steps --parts all --out "$OUT") ;;
     sweep)   cmd=(python3 scripts/sweep.py run "$@" --out "$OUT") ;;
+    widths)  cmd=(python3 scripts/hopper_widths.py "$@" --out "$OUT") ;;
 esac
 "${cmd[@]}" 2>&1 | tee "$OUT/$piece.txt"
 exit "${PIPESTATUS[0]}"
