@@ -63,7 +63,7 @@ def main():
                 if result.returncode:
                     print(f"FAIL {pair} {m}x{n}x{k} {' '.join(extra)}: exit {result.returncode}\n"
                           f"{result.stderr[-1000:]}", flush=True)
-                for row in gemmlib.parse_csv(result.stdout, header):
+                for row in gemmlib.parse_csv(result.stdout, ",".join(header)):
                     rows.append({"forced": forced or "", **row})
                 print(f"{pair} {m}x{n}x{k} {' '.join(extra)}: done", flush=True)
     with open(args.out / "widths.csv", "w", newline="") as f:
