@@ -64,7 +64,7 @@ def main():
                     print(f"FAIL {pair} {m}x{n}x{k} {' '.join(extra)}: exit {result.returncode}\n"
                           f"{result.stderr[-1000:]}", flush=True)
                 for row in gemmlib.parse_csv(result.stdout, ",".join(header)):
-                    rows.append({"forced": forced or "", **row})
+                    rows.append({"forced": str(forced or ""), **row})
                 print(f"{pair} {m}x{n}x{k} {' '.join(extra)}: done", flush=True)
     with open(args.out / "widths.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, ["forced", *header])
