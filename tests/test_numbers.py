@@ -583,16 +583,16 @@ def test_the_results_chapter_is_its_session():
     assert "all 140 runs (480 timed lines) passed" in text
     assert {r["impl"] for r in rows} == {"simple", "tiled", "wgmma", "cublas"}
     run = {k: cells[(F16, 1, k)] for k in ("simple", "tiled", "wgmma", "cublas")}
-    phrase = ("the simple kernel runs at 31.3 eTOPS, the tiled one at 398 and the Hopper one at 703, "
-              "against cuBLAS's 726: 97 %. Tiling multiplied the speed by about 13, Hopper's "
+    phrase = ("the simple kernel runs at 31.2 eTOPS, the tiled one at 393 and the Hopper one at 713, "
+              "against cuBLAS's 730: 98 %. Tiling multiplied the speed by about 13, Hopper's "
               "instructions by 1.8 more.")
     assert phrase in text
-    for written, value in [("31.3", run["simple"]), ("398", run["tiled"]), ("703", run["wgmma"]),
-                           ("726", run["cublas"]), ("97", 100 * run["wgmma"] / run["cublas"]),
+    for written, value in [("31.2", run["simple"]), ("393", run["tiled"]), ("713", run["wgmma"]),
+                           ("730", run["cublas"]), ("98", 100 * run["wgmma"] / run["cublas"]),
                            ("13", run["tiled"] / run["simple"]), ("1.8", run["wgmma"] / run["tiled"])]:
         assert close(written, value), (written, value)
     # the simple kernel, quoted where the post explains why it is slow
-    assert "measures 31.3 eTOPS at $8192^3$ in the running example, 4 % of cuBLAS" in text
+    assert "measures 31.2 eTOPS at $8192^3$ in the running example, 4 % of cuBLAS" in text
     assert close("4", 100 * run["simple"] / run["cublas"])
     # across sizes: the Hopper kernel against cuBLAS, per size, for the 16-bit pairs
     hop = {}
@@ -601,19 +601,26 @@ def test_the_results_chapter_is_its_session():
             hop.setdefault((r["type"], r["transpose_b"], r["M"]), {})[r["impl"]] = r["etops"]
     share = {k: v["wgmma"] / v["cublas"] for k, v in hop.items()}
     passing = [share[(t, b, n)] for t in (F16, BF16) for b in (0, 1) for n in (2048, 4096)]
-    assert "(1.03 to 1.18 times)" in text and close("1.03", min(passing)) and close("1.18", max(passing))
+    assert "(1.04 to 1.16 times)" in text and close("1.04", min(passing)) and close("1.16", max(passing))
     at3000 = [share[(t, b, 3000)] for t in SIXTEEN for b in (0, 1)]
-    assert "76–78 % of cuBLAS" in text and pct_range(at3000) == "76–78"
-    small = [share[(t, b, n)] for t in SIXTEEN for b in (0, 1) for n in (256, 512, 1000, 1024)]
-    assert "below, 44–65 %" in text and pct_range(small) == "44–65"
+    assert "for 89–92 % of cuBLAS" in text and pct_range(at3000) == "89–92"
+    near = [share[(t, b, n)] for t in SIXTEEN for b in (0, 1) for n in (1000, 1024)]
+    assert "71–98 % at $1000^3$ and $1024^3$" in text and pct_range(near) == "71–98"
+    small = [share[(t, b, n)] for t in SIXTEEN for b in (0, 1) for n in (256, 512)]
+    assert "64–85 % at $256^3$ and $512^3$" in text and pct_range(small) == "64–85"
+    # "only for f16→f16 is the tiled kernel as fast or faster" (as fast: within 1 %)
     for t in SIXTEEN:
         for b in (0, 1):
-            for n in (256, 512):
-                assert hop[(t, b, n)]["tiled"] > hop[(t, b, n)]["wgmma"], "the tiled kernel is the faster"
+            for n in (256, 512, 1000, 1024):
+                ratio = hop[(t, b, n)]["tiled"] / hop[(t, b, n)]["wgmma"]
+                assert ratio < 1 or (t == F16F16 and n in (256, 512)), (t, b, n, ratio)
     # the GPU check the chapter cites
-    log = (REPO / "results/h100-2026-11-25-check-hopper-template.txt").read_text()
-    assert "756 passed, 0 failed" in log and "gemm.md at bdabbfb" in log
-    assert "756 passed, 0 failed" in text and "gemm.md at bdabbfb" in text
+    log = (REPO / "results/h100-2026-11-25-check-widths.txt").read_text()
+    assert "756 passed, 0 failed" in log
+    assert "be24f05" in (REPO / "results/h100-2026-11-25-check-widths-results.txt").read_text() or \
+        "be24f05" in (REPO / "results/README.md").read_text()
+    assert "756 passed, 0 failed" in text and "gemm.md at be24f05" in text
+    assert "# source: gemm.md at 1c11f5d" in (REPO / numbers.SESSION).read_text()
 
 
 def test_the_spread_of_cublas_across_sessions_is_the_tables_spread():
