@@ -572,21 +572,46 @@ def main_path(text):
     return kept
 
 
+MARKUP = re.compile(r"[|:\-]+|#+|[-*+>]|\d+\.")   # table rules and bars, headings, list marks
+
+
 def prose_words(line):
-    """The words and numbers of a line of Markdown prose: HTML tags, link targets,
-    footnote marks and inline footnotes are not read; a word is any run of non-space characters with a letter or
-    a digit in it (a table's cells and a figure's caption count like any prose)."""
+    """The words, numbers and signs of a line of Markdown prose: every run of non-space
+    characters but Markdown's own marks (table bars and rules, heading and list marks) and
+    HTML tags; a link counts by its text, not its target. A table's cells, a figure's caption,
+    a fold's summary and a footnote's text count like any prose."""
     line = re.sub(r"<[^>]*>", " ", line)
     line = re.sub(r"\]\([^)]*\)", "] ", line)
-    line = re.sub(r"\[\^[^\]]*\]|\^\[[^\]]*\]", " ", line)   # footnote marks, inline footnotes
-    return sum(1 for token in line.split() if re.search(r"\w", token))
+    line = re.sub(r"\[\^[^\]]*\]", " ", line)   # footnote marks; inline footnotes are read
+    return sum(1 for token in line.split() if not MARKUP.fullmatch(token))
+
+
+def visible_extras(text):
+    """What a reader of the main path sees besides main_path's lines: the summary line of
+    each fold there, and the text of its footnotes (each shown where it is defined or at the
+    end of the page)."""
+    lines = text.split("\n")
+    end = next((i for i, line in enumerate(lines) if line.startswith("# Appendix")), len(lines))
+    extras, note = [], False
+    for line in lines[:end]:
+        if "<summary>" in line:
+            extras.append(line)
+        if re.match(r"^\[\^[^\]]+\]:", line):
+            note = True
+            extras.append(re.sub(r"^\[\^[^\]]+\]:", " ", line))
+        elif note and line.strip() and not line.startswith("    "):
+            note = False
+        elif note:
+            extras.append(line)
+    return extras
 
 
 def budget(text):
-    """(words of prose, lines of code) on the main path."""
+    """(words of prose, lines of code) on the main path: its prose, its folds' summaries and
+    its footnotes, and its visible code."""
     path = main_path(text)
-    return (sum(prose_words(line) for line, code in path if not code),
-            sum(1 for _, code in path if code))
+    prose = [line for line, code in path if not code] + visible_extras(text)
+    return sum(prose_words(line) for line in prose), sum(1 for _, code in path if code)
 
 
 # The main path, read carefully, in about ninety minutes.
@@ -612,15 +637,16 @@ def test_the_budget_counts_what_a_reader_sees():
         "| a | b |", "|---|---:|", "| one | 2 |", "",
         "![A caption of five words.](post/figures/x.svg)", "",
         "```cpp", "int shown;", "", "```", "",
-        "<details>", "<summary>Hidden summary</summary>", "", "```cpp", "int folded;", "```", "", "</details>", "",
-        "Text[^n] after.^[An inline footnote, not read.]", "", "[^n]: A footnote is not read", "    on the way.", "",
+        "<details>", "<summary>A summary shows</summary>", "", "```cpp", "int folded;", "```", "", "</details>", "",
+        "Text[^n] after.^[An inline footnote, read.]", "", "[^n]: A footnote is read", "    on the way.", "",
         "# Appendix Z: not read", "", "Many words here are not counted at all.", "",
         "```cpp", "int appendix;", "```",
     ])
-    # "A chapter" 2; the paragraph 8 (a link's text counts, its target not; "%" has no
-    # letter or digit); the table 4 ("a", "b", "one", "2"); the caption 5; "Text after." 2;
-    # the code: the shown block's two lines (its blank line counts)
-    assert budget(sample) == (2 + 8 + 4 + 5 + 2, 2)
+    # "A chapter" 2; the paragraph 9 (a link's text counts, its target not; "%" counts too);
+    # the table 4 ("a", "b", "one", "2": its bars and rule are markup); the caption 5; "Text
+    # after." with its inline footnote 5; the fold's summary 3; the footnote 4 + 3; the code:
+    # the shown block's two lines (its blank line counts), not the folded one
+    assert budget(sample) == (2 + 9 + 4 + 5 + 5 + 3 + 4 + 3, 2)
 
 
 def test_the_kernel_comes_early_and_the_chapters_tell_one_story():
