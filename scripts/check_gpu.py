@@ -12,7 +12,7 @@ runs. The last line is "N passed, N failed"; the exit status is 1 when anything 
     python3 scripts/check_gpu.py             (or: make check-gpu)
     python3 scripts/check_gpu.py --quick     fewer sizes and sanitizer runs, for a first look
     python3 scripts/check_gpu.py --only I8_IN_I32_OUT,TF32_IN_F32_OUT
-    python3 scripts/check_gpu.py --change worklog/hopper-persistent.md    a variant, before keeping it
+    python3 scripts/check_gpu.py --change worklog/hopper-spread-c.md      a variant, before keeping it
 
 The pairs, shapes and layouts come from ./gemm --describe. Logs go to build/check/, and with
 --out DIR (or $OUT) the results, the sanitizer notes and the logs of failures go there too.

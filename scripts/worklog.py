@@ -163,34 +163,42 @@ def explore_variants(type_pair):
 
 # The Hopper kernel's steps (`run --hopper`), for the 16-bit pairs, timed with --kernel=wgmma:
 # the first as a change file, then the shipped block with its blocks in plain row order, then
-# grouped, all three with the epilogue of one element at a time; then the shipped kernel.
+# grouped, all three with the epilogue of one element at a time; then the batched epilogue,
+# the width chosen by the waves, and the persistent blocks of the shipped kernel.
 HOPPER_STEP_TITLES = {"h-one-role": "H1. TMA and wgmma, no producer, 2 stages",
                       "h-roles": "H2. a producer warp group, setmaxnreg, 4 stages",
                       "h-grouped": "H3. blocks grouped by 8 rows",
-                      "h-batched": "H4. the epilogue's loads in batches: as shipped"}
+                      "h-batched": "H4. the epilogue's loads in batches",
+                      "h-widths": "H5. the tile's width chosen by the waves",
+                      "h-persistent": "H6. a block per multiprocessor, tile after tile: as shipped"}
 # What each was expected to do, as EXPECTED for the tiled kernel (Appendix F reasons it out).
 HOPPER_EXPECTED = {"h-one-role": "half to three quarters of full speed",
                    "h-roles": "most of H1's stops gone", "h-grouped": "a prototype's 82–102 % of cuBLAS",
-                   "h-batched": "up to +20 %"}
+                   "h-batched": "up to +20 %", "h-widths": "nothing at 8192³; 1.17× at 3000³",
+                   "h-persistent": "a few per cent"}
 HOPPER_TYPES = tuple(t for t, p in PAIRS.items() if "wgmma" in p["kernels"])
 
 
 def hopper_steps():
     """[(key, title, settings)] of the Hopper kernel's steps, in order."""
-    direct = ("hopper-direct-epilogue",)
+    direct = ("hopper-direct-epilogue", "hopper-one-width", "hopper-one-tile")
     settings = {"h-one-role": {"GROUP_M": 1, "changes": ("hopper-one-role",) + direct},
                 "h-roles": {"GROUP_M": 1, "changes": direct},
                 "h-grouped": {"changes": direct},
-                "h-batched": {}}
+                "h-batched": {"changes": direct[1:]},
+                "h-widths": {"changes": direct[2:]},
+                "h-persistent": {}}
     return [(key, title, settings[key]) for key, title in HOPPER_STEP_TITLES.items()]
 
 
 # Variants of the Hopper kernel that are not steps (`run --hopper` times them too, as kind
 # "hopper-explore"): experiments that a measurement may promote.
-HOPPER_VARIANTS = [("h-persistent", "a persistent grid: a block per multiprocessor, tile after tile",
-                    {"changes": ("hopper-persistent",)}),
-                   ("h-prefetch", "C prefetched into L2 eight steps before the end of K",
-                    {"changes": ("hopper-prefetch-c",)})]
+HOPPER_VARIANTS = [("h-prefetch", "C prefetched into L2 eight steps before the end of K",
+                    {"changes": ("hopper-prefetch-c",)}),
+                   ("h-spread", "C prefetched into L2 a few rows a step over the last 32 steps",
+                    {"changes": ("hopper-spread-c",)}),
+                   ("h-spread-all", "C prefetched into L2 a row a step over the whole of K",
+                    {"HOPPER_SPREAD_C": 0, "changes": ("hopper-spread-c",)})]
 
 # The Hopper kernel with part of its work left out (kind "hopper-part", timed without
 # verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue.
@@ -277,11 +285,14 @@ PEAK_BY_INPUT = {"half": 989, "bfloat16": 989, "float (as tf32)": 495, "double":
 DATASHEET_PEAK = {t: PEAK_BY_INPUT.get(p["in"]) for t, p in PAIRS.items()}
 
 
-def last_cells(rows, kind, impl, step=None):
-    """{type: etops} of the last passing row of that kind, implementation and step."""
+def last_cells(rows, kind, impl, step=None, size=None):
+    """{type: etops} of the last passing row of that kind, implementation and step (and M, if
+    given)."""
     cells = {}
     for r in rows:
         if r.get("result") == "FAIL" or r.get("kind", "step") != kind or r["impl"] != impl:
+            continue
+        if size is not None and int(r["M"]) != size:
             continue
         if step is None or r["step"] == step:
             cells[r["type"]] = r["etops"]
@@ -380,37 +391,47 @@ def make_targets_table(rows):
     return "\n".join(lines) + "\n"
 
 
+def hopper_sizes(rows):
+    """The sizes (M) of the Hopper steps' runs, largest first."""
+    return sorted({int(r["M"]) for r in rows if r.get("kind") == "hopper"}, reverse=True)
+
+
 def make_hopper_table(rows):
-    """The Hopper kernel's steps (rows of kind "hopper"), eTOPS per 16-bit pair, with cuBLAS
-    from the last step's runs and the shipped kernel's share of it."""
+    """The Hopper kernel's steps (rows of kind "hopper"), eTOPS per 16-bit pair at the largest
+    size, and for the first pair at each smaller size, with cuBLAS from the last step's runs and
+    the shipped kernel's share of it."""
     types = sorted({r["type"] for r in rows if r.get("kind") == "hopper"}, key=sweep.type_order)
-    cells = [(title, HOPPER_EXPECTED[key], last_cells(rows, "hopper", "wgmma", key))
-             for key, title, _ in hopper_steps()]
-    cublas = last_cells(rows, "hopper", "cublas")
-    lines = ["| step | expected | " + " | ".join(SHORT_NAMES.get(t, t) for t in types) + " |",
-             "|" + "|".join(["---", "---"] + ["---:"] * len(types)) + "|"]
+    sizes = hopper_sizes(rows)
+    columns = [(sizes[0], t) for t in types] + [(size, types[0]) for size in sizes[1:]]
+    names = [SHORT_NAMES.get(t, t) + ("" if size == sizes[0] else f", {size}³") for size, t in columns]
+
+    def row(impl, key=None):
+        return [last_cells(rows, "hopper", impl, key, size).get(t) for size, t in columns]
+    cells = [(title, HOPPER_EXPECTED[key], row("wgmma", key)) for key, title, _ in hopper_steps()]
+    cublas = row("cublas")
+    lines = ["| step | expected | " + " | ".join(names) + " |",
+             "|" + "|".join(["---", "---"] + ["---:"] * len(columns)) + "|"]
     for title, expected, cell in cells + [("cuBLAS", "", cublas)]:
-        lines.append("| " + " | ".join([title, expected] + [sweep.fmt3(cell.get(t)) for t in types]) + " |")
+        lines.append("| " + " | ".join([title, expected] + [sweep.fmt3(c) for c in cell]) + " |")
     shipped = cells[-1][2]
-    lines.append("| " + " | ".join(["shipped / cuBLAS", ""] + [percent(shipped.get(t), cublas.get(t))
-                                                               for t in types]) + " |")
+    lines.append("| " + " | ".join(["shipped / cuBLAS", ""] + [percent(a, b) for a, b in zip(shipped, cublas)])
+                 + " |")
     return "\n".join(lines) + "\n"
 
 
 def make_hopper_parts_table(rows):
-    """The shipped Hopper kernel against its parts (kind "hopper-part"), its persistent variant
-    and cuBLAS, eTOPS per 16-bit pair, with the kernel's share of its wgmmas' ceiling."""
+    """The shipped Hopper kernel against its parts (kind "hopper-part") and cuBLAS, eTOPS per
+    16-bit pair at the largest size, with the kernel's share of its wgmmas' ceiling."""
     last = hopper_steps()[-1][0]
-    whole, cublas = last_cells(rows, "hopper", "wgmma", last), last_cells(rows, "hopper", "cublas")
-    parts = {key: last_cells(rows, "hopper-part", "wgmma", key) for key, _, _ in HOPPER_PARTS}
-    persistent = last_cells(rows, "hopper-explore", "wgmma", "h-persistent")
+    size = (hopper_sizes(rows) or [None])[0]
+    whole, cublas = (last_cells(rows, "hopper", impl, key, size) for impl, key in (("wgmma", last), ("cublas", None)))
+    parts = {key: last_cells(rows, "hopper-part", "wgmma", key, size) for key, _, _ in HOPPER_PARTS}
     types = sorted(set(whole) | {t for cells in parts.values() for t in cells}, key=sweep.type_order)
-    lines = ["| pair | wgmma alone | copies and epilogue | without epilogue | kernel | persistent | cuBLAS "
+    lines = ["| pair | wgmma alone | copies and epilogue | without epilogue | kernel | cuBLAS "
              "| kernel / wgmma alone |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "|---|---:|---:|---:|---:|---:|---:|"]
     for t in types:
-        cells = [parts[key].get(t) for key, _, _ in HOPPER_PARTS] + [whole.get(t), persistent.get(t),
-                                                                     cublas.get(t)]
+        cells = [parts[key].get(t) for key, _, _ in HOPPER_PARTS] + [whole.get(t), cublas.get(t)]
         lines.append(f"| {SHORT_NAMES.get(t, t)} | " + " | ".join(sweep.fmt3(c) for c in cells) +
                      f" | {percent(whole.get(t), parts['h-math'].get(t))} |")
     return "\n".join(lines) + "\n"
@@ -427,12 +448,14 @@ def describe(meta, rows, kinds=("step",)):
     measured, and how."""
     gpu = meta.get("gpu") or (rows[0]["device"] if rows else "an unknown GPU")
     date = meta.get("date", "an unknown date")
-    size = next((r["M"] for r in rows if r["impl"] in KERNELS), None)
     kernels = [r for r in rows if r.get("kind", "step") in kinds and r["impl"] in KERNELS]
+    sizes = sorted({int(r["M"]) for r in kernels}, reverse=True) or ["?"]
+    size = f"{sizes[0]}³" + (f" (the last column {', '.join(f'{s}³' for s in sizes[1:])})"
+                              if len(sizes) > 1 else "")
     verified = kernels and all(r.get("verify") not in ("off", None) and r.get("result") == "PASS"
                                for r in kernels)
     return (f"Median eTOPS of {rows[0]['repeat'] if rows else '?'} timed launches at "
-            f"{size}³, layout {rows[0]['layout'] if rows else 'TN'}, on {gpu}, {date}; "
+            f"{size}, layout {rows[0]['layout'] if rows else 'TN'}, on {gpu}, {date}; "
             f"{'every run verified' if verified else 'not every run verified'}."
             f"^[Made by `python3 scripts/worklog.py table` from `{meta.get('file', 'the worklog CSV')}`.]\n")
 
@@ -555,12 +578,10 @@ def plan(types, args):
             for key, _, settings in PARTS:
                 jobs.append((t, key, settings, "part"))
         if getattr(args, "hopper", False) and t in HOPPER_TYPES:
-            for key, _, settings in hopper_steps():
-                jobs.append((t, key, settings, "hopper"))
-            for key, _, settings in HOPPER_VARIANTS:
-                jobs.append((t, key, settings, "hopper-explore"))
-            for key, _, settings in HOPPER_PARTS:
-                jobs.append((t, key, settings, "hopper-part"))
+            for kind, entries in (("hopper", hopper_steps()), ("hopper-explore", HOPPER_VARIANTS),
+                                  ("hopper-part", HOPPER_PARTS)):
+                jobs += [(t, key, settings, kind) for key, _, settings in entries
+                         if not args.steps or key in args.steps.split(",")]
     return jobs
 
 
@@ -587,8 +608,6 @@ def run(args):
     date = datetime.date.today().isoformat()
     path = out_dir / f"{sweep.slug(gpu)}-{date}-worklog.csv"
     header = ",".join(gemmlib.registry()["csv_columns"])
-    size = str(args.size)
-    common = ["--csv", "--warmup", "3", "--repeat", "10", size, size, size]
     failed = 0
     with open(path, "w", encoding="utf-8") as f:
         f.write(f"# gpu: {gpu} (sm_{cc}, driver {driver})\n# date: {date}\n"
@@ -603,14 +622,17 @@ def run(args):
                 failed += 1
                 continue
             verify = "--verify=off" if kind in ("part", "hopper-part") else "--verify=sample"
-            if kind.startswith("hopper"):   # cuBLAS beside the last step
-                cublas = "--cublas=on" if key == hopper_steps()[-1][0] else "--cublas=off"
-                runs = [["--kernel=wgmma", cublas, verify] + common]
-            else:
-                runs = [["--kernel=tiled", f"--tile={worklog_tile(REPO / binary)}", "--cublas=off",
-                         verify] + common]
-            if key == "simple":
-                runs = [["--kernel=simple", verify] + common, ["--ceiling", "--csv"]]
+            runs = []
+            for size in args.size:
+                common = ["--csv", "--warmup", "3", "--repeat", "10"] + [str(size)] * 3
+                if kind.startswith("hopper"):   # cuBLAS beside the last step
+                    cublas = "--cublas=on" if key == hopper_steps()[-1][0] else "--cublas=off"
+                    runs += [["--kernel=wgmma", cublas, verify] + common]
+                elif key == "simple":
+                    runs += [["--kernel=simple", verify] + common] + ([["--ceiling", "--csv"]] if not runs else [])
+                else:
+                    runs += [["--kernel=tiled", f"--tile={worklog_tile(REPO / binary)}", "--cublas=off",
+                              verify] + common]
             for extra in runs:
                 began = time.monotonic()
                 result = gemmlib.run(REPO / binary, extra)
@@ -642,7 +664,8 @@ def main(argv=None):
     sub = parser.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="build and time every step on the GPU present")
     r.add_argument("--types", help="type pairs, comma-separated (default: all)")
-    r.add_argument("--size", type=int, default=8192, help="M = N = K (default 8192)")
+    r.add_argument("--size", type=lambda text: [int(x) for x in text.split(",")], default=[8192],
+                   help="M = N = K, or several, comma-separated (default 8192)")
     r.add_argument("--layout", choices=sorted(LAYOUTS), default="TN",
                    help="the layout to build for (default TN, the layout of the post's steps)")
     r.add_argument("--explore", type=lambda text: sweep.parse_types(text) if text != "all" else sweep.TYPES,
@@ -655,7 +678,7 @@ def main(argv=None):
                    "16-bit pairs (a Hopper GPU only)")
     r.add_argument("--no-steps", action="store_true", help="time only the --explore, --parts and --hopper "
                    "variants")
-    r.add_argument("--steps", help="time only these steps (comma-separated keys)")
+    r.add_argument("--steps", help="time only these steps, variants and parts (comma-separated keys)")
     r.add_argument("--out", default="results", help="folder for the CSV (default results)")
     t = sub.add_parser("table", help="the Markdown table of a worklog CSV")
     t.add_argument("csv", type=Path)

@@ -122,37 +122,54 @@ def test_help_names_the_hopper_kernel(binaries):
     assert "wgmma (Hopper, 16-bit pairs)" in text
 
 
-def test_the_first_hopper_step_builds_without_a_producer(tmp_path):
-    """worklog/hopper-one-role.md, Hopper step 1: two consumer warp groups of 256 threads, two
-    stages, thread 0 copying between its multiplies; no setmaxnreg, no spills."""
+def step_source(tmp_path, key):
+    """The Hopper step `key` of scripts/worklog.py, tangled with its change files."""
+    import worklog
     from conftest import REPO
-    cu = tmp_path / "h1.cu"
-    result = subprocess.run([sys.executable, REPO / "tangle.py", REPO / "gemm.md", "--change",
-                             REPO / "worklog/hopper-one-role.md", "-o", cu], capture_output=True, text=True)
+    settings = dict((k, s) for k, _, s in worklog.hopper_steps())[key]
+    cu = tmp_path / f"{key}.cu"
+    changes = [a for f in worklog.changes(settings) for a in ("--change", f)]
+    result = subprocess.run([sys.executable, REPO / "tangle.py", REPO / "gemm.md", *changes, "-o", cu],
+                            capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    kernel, report = ptx_and_report(cu, tmp_path, config_defines("F16_IN_F32_OUT", None, 0, 1) + ["-DGROUP_M=1"],
-                                    HOPPER)
+    defines = [f"-D{k}={v}" for k, v in settings.items() if k != "changes"]
+    return cu, defines
+
+
+def test_the_first_hopper_step_builds_without_a_producer(tmp_path):
+    """Hopper step 1 (worklog/hopper-one-role.md with the steps' others): two consumer warp
+    groups of 256 threads, two stages, thread 0 copying between its multiplies, a block per
+    tile; no setmaxnreg, no spills."""
+    cu, defines = step_source(tmp_path, "h-one-role")
+    kernel, report = ptx_and_report(cu, tmp_path, config_defines("F16_IN_F32_OUT", None, 0, 1) + defines, HOPPER)
     assert kernel is not None and ".maxntid 256, 1, 1" in kernel
     assert len(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n256k16", kernel)) == 4
     assert kernel.count("cp.async.bulk.tensor.2d") == 2 * 2       # copies before and in the loop
     assert "setmaxnreg" not in kernel and "wgmma.wait_group.sync.aligned 0" in kernel
+    assert len(kernels_by_width(tmp_path / "k.ptx")) == 1         # one width before step 5
     part = report[report.index("gemm_wgmma"):]
     part = part[:part.index("Compile time")]
     assert "0 bytes spill stores, 0 bytes spill loads" in part, part
 
 
-def test_the_persistent_variant_builds(tmp_path):
-    """worklog/hopper-persistent.md: one block per multiprocessor taking tile after tile; the
-    same instructions as the shipped kernel, and the last stage of each tile released."""
+def test_the_steps_before_persistence_take_a_tile_per_block(tmp_path):
+    """Hopper steps 1 to 5 launch a block per tile (worklog/hopper-one-tile.md); the shipped
+    kernel, step 6, a block per multiprocessor that loops over tiles, counting its steps on."""
     from conftest import REPO
-    cu = tmp_path / "p.cu"
-    result = subprocess.run([sys.executable, REPO / "tangle.py", REPO / "gemm.md", "--change",
-                             REPO / "worklog/hopper-persistent.md", "-o", cu], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    assert "cudaDevAttrMultiProcessorCount" in cu.read_text()
-    kernel, report = ptx_and_report(cu, tmp_path, config_defines("BF16_IN_F32_OUT", None, 1, 0), HOPPER)
+    cu, _ = step_source(tmp_path, "h-widths")
+    text = cu.read_text()
+    document = (REPO / "gemm.md").read_text(encoding="utf-8")
+    for persistent in ("return (unsigned)(blocks < sms ? blocks : sms);", "t += gridDim.x, i += steps"):
+        assert persistent in document and persistent not in text
+    assert "return (unsigned)blocks;" in text and "hopper_tile<HOPPER_BN>(blockIdx.x, Mp, Np)" in text
+
+
+def test_the_shipped_kernel_gives_back_each_tiles_last_stage(gemm_cu, tmp_path):
+    """A persistent block's producer waits for every stage, the last step's of a tile included,
+    to be given back before it copies the next tile into it: the consumers give it back."""
+    kernel, report = ptx_and_report(gemm_cu, tmp_path, config_defines("BF16_IN_F32_OUT", None, 1, 0), HOPPER)
     assert kernel is not None and ".maxntid 384, 1, 1" in kernel
-    assert len(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n256k16", kernel)) == 4
+    assert kernel.count("mbarrier.arrive.shared::cta.b64") == 2   # in the loop, and after it
     assert "setmaxnreg.dec.sync.aligned.u32 40" in kernel and "setmaxnreg.inc.sync.aligned.u32 232" in kernel
     part = report[report.index("gemm_wgmma"):]
     part = part[:part.index("Compile time")]

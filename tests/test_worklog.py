@@ -556,49 +556,62 @@ def test_plan_of_the_hopper_steps():
     jobs = worklog.plan(types, Args(no_steps=True, hopper=True))
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT")
-        for k in ("h-one-role", "h-roles", "h-grouped", "h-batched")]
+        for k in ("h-one-role", "h-roles", "h-grouped", "h-batched", "h-widths", "h-persistent")]
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-explore"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT")
-        for k in ("h-persistent", "h-prefetch")]
+        for k in ("h-prefetch", "h-spread", "h-spread-all")]
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-part"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT") for k in ("h-math", "h-copies", "h-no-epilogue")]
     assert all(kind.startswith("hopper") for *_, kind in jobs)
     steps = {k: s for k, _, s in worklog.hopper_steps()}
-    assert steps["h-batched"] == {}, "the last step is the shipped kernel"
-    assert steps["h-roles"] == {"GROUP_M": 1, "changes": ("hopper-direct-epilogue",)}
-    assert steps["h-grouped"] == {"changes": ("hopper-direct-epilogue",)}
+    assert steps["h-persistent"] == {}, "the last step is the shipped kernel"
+    before = ("hopper-direct-epilogue", "hopper-one-width", "hopper-one-tile")
+    assert steps["h-roles"] == {"GROUP_M": 1, "changes": before}
+    assert steps["h-grouped"] == {"changes": before}
+    assert steps["h-batched"] == {"changes": before[1:]} and steps["h-widths"] == {"changes": before[2:]}
+    # --steps picks steps, variants and parts by their keys.
+    picked = worklog.plan(types, Args(no_steps=True, hopper=True, steps="h-persistent,h-math"))
+    assert [(k, kind) for _, k, _, kind in picked] == [("h-persistent", "hopper"), ("h-math", "hopper-part")] * 2
     assert all((REPO / f) .is_file() for f in worklog.changes(steps["h-one-role"]))
     assert len(worklog.plan(types, Args(no_steps=True))) == 0
 
 
 def test_the_hopper_table_of_a_worklog_csv(tmp_path):
     header = "step,kind,settings,type,impl,etops,result,M,repeat,layout\n"
-    lines = [line + ",8192,10,TN" for line in [
-        "h-one-role,hopper,x,F16_IN_F32_OUT,wgmma,300,PASS",
-        "h-roles,hopper,x,F16_IN_F32_OUT,wgmma,450,PASS",
-        "h-grouped,hopper,x,F16_IN_F32_OUT,wgmma,550,PASS",
-        "h-batched,hopper,x,F16_IN_F32_OUT,wgmma,600,PASS",
-        "h-batched,hopper,x,F16_IN_F32_OUT,cublas,750,PASS",
-        "h-roles,hopper,x,BF16_IN_F32_OUT,wgmma,440,FAIL",
-        "h-math,hopper-part,x,F16_IN_F32_OUT,wgmma,700,",
-        "h-persistent,hopper-explore,x,F16_IN_F32_OUT,wgmma,650,PASS"]]
+    lines = [line + ",10,TN" for line in [
+        "h-one-role,hopper,x,F16_IN_F32_OUT,wgmma,300,PASS,8192",
+        "h-roles,hopper,x,F16_IN_F32_OUT,wgmma,450,PASS,8192",
+        "h-grouped,hopper,x,F16_IN_F32_OUT,wgmma,550,PASS,8192",
+        "h-batched,hopper,x,F16_IN_F32_OUT,wgmma,580,PASS,8192",
+        "h-widths,hopper,x,F16_IN_F32_OUT,wgmma,590,PASS,8192",
+        "h-persistent,hopper,x,F16_IN_F32_OUT,wgmma,600,PASS,8192",
+        "h-persistent,hopper,x,F16_IN_F32_OUT,cublas,750,PASS,8192",
+        "h-roles,hopper,x,BF16_IN_F32_OUT,wgmma,440,FAIL,8192",
+        "h-math,hopper-part,x,F16_IN_F32_OUT,wgmma,700,,8192",
+        "h-math,hopper-part,x,F16_IN_F32_OUT,wgmma,333,,3000",
+        "h-batched,hopper,x,F16_IN_F32_OUT,wgmma,410,PASS,3000",
+        "h-persistent,hopper,x,F16_IN_F32_OUT,wgmma,500,PASS,3000",
+        "h-persistent,hopper,x,F16_IN_F32_OUT,cublas,555,PASS,3000",
+        "h-prefetch,hopper-explore,x,F16_IN_F32_OUT,wgmma,650,PASS,8192"]]
     path = tmp_path / "w.csv"
     path.write_text("# gpu: test\n" + header + "\n".join(lines) + "\n")
     _, rows = worklog.read_worklog(path)
     table = worklog.make_hopper_table(rows)
     expected = worklog.HOPPER_EXPECTED["h-one-role"]
     assert f"| H1. TMA and wgmma, no producer, 2 stages | {expected} | 300 |" in table
-    assert "| cuBLAS |  | 750 |" in table and "| shipped / cuBLAS |  | 80 % |" in table
-    assert "440" not in table                      # a failed run is not a measurement
+    assert "| cuBLAS |  | 750 | — | 555 |" in table and "| shipped / cuBLAS |  | 80 % | — | 90 % |" in table
+    assert "| step | expected | f16→f32 | bf16→f32 | f16→f32, 3000³ |" in table   # the smaller size: one pair
+    assert "| 580 | — | 410 |" in table and "440" not in table   # a failed run is not a measurement
     # `table --into` from a file of Hopper steps alone fills only the Hopper table.
     document = tmp_path / "post.md"
     document.write_text("<!-- worklog:begin -->\nold\n<!-- worklog:end -->\n"
                         "<!-- hopper-worklog:begin -->\n<!-- hopper-worklog:end -->\n")
     assert worklog.main(["table", str(path), "--into", str(document)]) == 0
     text = document.read_text()
-    assert "old" in text and "| cuBLAS |  | 750 |" in text and "at 8192³, layout TN" in text
-    # The parts table: the kernel beside its wgmmas alone (the ceiling) and its variant.
+    assert "old" in text and "| cuBLAS |  | 750 |" in text
+    assert "at 8192³ (the last column 3000³), layout TN" in text
+    # The parts table: the kernel beside its wgmmas alone (the ceiling), at the largest size.
     parts = worklog.make_hopper_parts_table(rows)
     row = next(line for line in parts.splitlines() if line.startswith("| f16→f32 |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[1] == "700" and cells[4:7] == ["600", "650", "750"] and cells[7] == "86 %"
+    assert cells[1] == "700" and cells[4:6] == ["600", "750"] and cells[6] == "86 %"
