@@ -51,6 +51,7 @@ import sweep  # noqa: E402  (the same GPU detection, CSV reading and number form
 
 REPO = sweep.REPO
 BUILD = Path("build/worklog")
+RUN_TIMEOUT = 300   # seconds for one ./gemm run; at 8192^3 one takes a few
 BEGIN, END = "<!-- worklog:begin -->", "<!-- worklog:end -->"
 PAIRS = gemmlib.pairs()     # ./gemm --describe's type pairs: names, element types, kernels
 # cuBLAS's names of the layouts (the report's), as (TRANSPOSE_A, TRANSPOSE_B) of gemm.md.
@@ -635,7 +636,10 @@ def run(args):
                               verify] + common]
             for extra in runs:
                 began = time.monotonic()
-                result = gemmlib.run(REPO / binary, extra)
+                try:   # a step that hangs (a barrier nobody arrives at) fails alone
+                    result = gemmlib.run(REPO / binary, extra, timeout=RUN_TIMEOUT)
+                except subprocess.TimeoutExpired:
+                    result = subprocess.CompletedProcess(extra, 124, "", f"timed out after {RUN_TIMEOUT} s")
                 lines = [line for line in result.stdout.splitlines() if line.startswith('"')]
                 for line in lines:
                     f.write(f"{key},{kind},\"{label}\",{line}\n")
