@@ -62,6 +62,8 @@ def runs(quick):
         plan.append((BIG, "sample", 1, 2, []))
     # K split across blocks: forced for every tile, and where the choice splits it (16 slices).
     plan.append(("17x33x1000", "full", 0, 1, ["--tile=all", "--split-k=3"]))
+    # beta 0, where no kernel reads C
+    plan.append((WIDE, "full", 0, 1, ["--tile=all", "--beta", "0"]))
     if not quick:
         plan.append(("64x64x16384", "full", 0, 1, ["--kernel=tiled"]))
     return plan

@@ -3,13 +3,15 @@
 
     python3 scripts/compare_gpu.py --base OLD.md [--new NEW.md] [--kernel wgmma] [--sizes 8192,4096,3000]
                                    [--layouts NN,TN] [--rounds 3] [--out FILE.csv]
+    python3 scripts/compare_gpu.py --base-args="--beta 3" --new-args="--beta 0" ...
 
 Builds OLD.md and NEW.md (gemm.md unless given) (through gemmlib, for the GPU present) for every type pair
 that has the kernel (./gemm --describe), then runs both, alternately, `--rounds` times
 for each pair, layout and size, with cuBLAS in the same process: what is compared is
 each build's speed as a share of cuBLAS's, and the new build's median against the old
 one's. Prints one table; writes every --csv row, with the build it came from, to --out.
-Exit status 1 if a run fails its check.
+Exit status 1 if a run fails its check. With --base-args and --new-args the two builds run
+with those options of ./gemm (the base document is then the new one unless given).
 """
 
 import argparse
@@ -35,7 +37,7 @@ def build(tag, pair, layout, gpu, folder, layouts):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])
-    parser.add_argument("--base", required=True, type=Path, help="the document to compare with")
+    parser.add_argument("--base", type=Path, help="the document to compare with (default: --new)")
     parser.add_argument("--new", type=Path, default=gemmlib.REPO / "gemm.md",
                         help="the document compared (default gemm.md)")
     parser.add_argument("--kernel", default="wgmma")
@@ -44,7 +46,13 @@ def main():
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--out", type=Path, default=Path("build/compare.csv"))
+    parser.add_argument("--base-args", default="", help="options of ./gemm for the base build's runs")
+    parser.add_argument("--new-args", default="", help="options of ./gemm for the new build's runs")
     args = parser.parse_args()
+    if args.base is None and not (args.base_args or args.new_args):
+        parser.error("give --base, or --base-args and --new-args to compare one document run two ways")
+    args.base = args.base or args.new
+    extra = {"base": args.base_args.split(), "new": args.new_args.split()}
 
     name, gpu, _ = gemmlib.find_gpu("compare_gpu")
     described = gemmlib.registry()
@@ -75,7 +83,7 @@ def main():
                     for tag in share:
                         out = gemmlib.run(builds[(tag, pair, layout)],
                                           [size, size, size, f"--kernel={args.kernel}", "--csv",
-                                           "--repeat", str(args.repeat)])
+                                           "--repeat", str(args.repeat)] + extra[tag])
                         found = gemmlib.parse_csv(out.stdout, header) if out.returncode in (0, 1) else []
                         failed |= out.returncode != 0
                         kernel = [r for r in found if r["impl"] == args.kernel]
@@ -94,7 +102,8 @@ def main():
     if rows:
         columns = ["compared"] + [c for c in rows[0] if c != "compared"]
         with open(args.out, "w", encoding="utf-8") as f:
-            f.write(f"# compare_gpu.py on {name}: base {args.base.name} against {args.new.name}\n")
+            f.write(f"# compare_gpu.py on {name}: base {args.base.name} {args.base_args} against "
+                    f"{args.new.name} {args.new_args}\n")
             f.write(",".join(columns) + "\n")
             for r in rows:
                 f.write(",".join('"' + str(r[c]) + '"' if "," in str(r[c]) or " " in str(r[c])
