@@ -39,16 +39,18 @@ def kernels_by_width(ptx_path):
 
 def test_every_tile_width_has_its_own_wgmma_and_no_spills(gemm_cu, tmp_path):
     """The kernel of each width of HOPPER_WIDTHS multiplies with m64nWk16, four per stage, and
-    ptxas gives each the registers it needs without spilling."""
-    defines = config_defines("F16_IN_F32_OUT", None, 0, 1)
-    ptx_and_report(gemm_cu, tmp_path, defines, HOPPER)
+    ptxas gives each the registers it needs without spilling. Each is persistent: its consumers
+    give back every stage, each tile's last one included, since the producer waits for it
+    before it copies the block's next tile there."""
+    _, report = ptx_and_report(gemm_cu, tmp_path, config_defines("F16_IN_F32_OUT", None, 0, 1), HOPPER)
     widths = kernels_by_width(tmp_path / "k.ptx")
     assert sorted(widths) == [128, 192, 256], sorted(widths)
     for width, kernel in widths.items():
         shapes = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16", kernel)
         assert shapes == [str(width)] * 4, (width, shapes)
-    report = gemmlib.nvcc(gemm_cu, tmp_path / "k.cubin", defines + ["-Xptxas", "-v"], gpu=HOPPER,
-                          mode="cubin").stderr
+        assert kernel.count("mbarrier.arrive.shared::cta.b64") == 2, width   # in the loop, and after it
+        assert "setmaxnreg.dec.sync.aligned.u32 40" in kernel and "setmaxnreg.inc.sync.aligned.u32 232" in kernel
+    assert "C7508" not in report and "C7510" not in report, report
     functions = re.findall(r"Compiling entry function '(_Z10gemm_wgmma\w+)'.*?(\d+) bytes spill stores, "
                            r"(\d+) bytes spill loads", report, re.S)
     assert len(functions) == 3 and all(st == ld == "0" for _, st, ld in functions), functions
@@ -162,16 +164,3 @@ def test_the_steps_before_persistence_take_a_tile_per_block(tmp_path):
     for persistent in ("return (unsigned)(blocks < sms ? blocks : sms);", "t += gridDim.x, i += steps"):
         assert persistent in document and persistent not in text
     assert "return (unsigned)blocks;" in text and "hopper_tile<HOPPER_BN>(blockIdx.x, Mp, Np)" in text
-
-
-def test_the_shipped_kernel_gives_back_each_tiles_last_stage(gemm_cu, tmp_path):
-    """A persistent block's producer waits for every stage, the last step's of a tile included,
-    to be given back before it copies the next tile into it: the consumers give it back."""
-    kernel, report = ptx_and_report(gemm_cu, tmp_path, config_defines("BF16_IN_F32_OUT", None, 1, 0), HOPPER)
-    assert kernel is not None and ".maxntid 384, 1, 1" in kernel
-    assert kernel.count("mbarrier.arrive.shared::cta.b64") == 2   # in the loop, and after it
-    assert "setmaxnreg.dec.sync.aligned.u32 40" in kernel and "setmaxnreg.inc.sync.aligned.u32 232" in kernel
-    part = report[report.index("gemm_wgmma"):]
-    part = part[:part.index("Compile time")]
-    assert "0 bytes spill stores, 0 bytes spill loads" in part, part
-    assert "C7508" not in report and "C7510" not in report, report
