@@ -403,6 +403,8 @@ def make_hopper_table(rows):
     the shipped kernel's share of it."""
     types = sorted({r["type"] for r in rows if r.get("kind") == "hopper"}, key=sweep.type_order)
     sizes = hopper_sizes(rows)
+    if not sizes:
+        raise ValueError("the worklog has no runs of the Hopper kernel's steps (worklog.py run --hopper)")
     columns = [(sizes[0], t) for t in types] + [(size, types[0]) for size in sizes[1:]]
     names = [SHORT_NAMES.get(t, t) + ("" if size == sizes[0] else f", {size}³") for size, t in columns]
 
