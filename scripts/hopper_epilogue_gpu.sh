@@ -1,16 +1,11 @@
 #!/usr/bin/env bash
-# The Hopper kernel's epilogue experiments on a lent H100 (one call): the shipped kernel, its
-# persistent variant, C prefetched into L2 a few rows at a time, both together, and the kernel
-# without its epilogue, for the three 16-bit pairs at 8192^3, 4096^3 and 3000^3 (worklog.py,
-# kernel and cuBLAS in the same process). Everything lands in $OUT/epilogue.tgz.
+# The Hopper kernel's epilogue experiments on a lent H100 (one call): the kernel as shipped and
+# as step H5 before it (a block per tile), C prefetched into L2 a few rows at a time, and the
+# kernel without its epilogue, for the three 16-bit pairs at 8192^3, 4096^3 and 3000^3
+# (worklog.py, kernel and cuBLAS in the same process), into $OUT. (Its run of 2026-11-25,
+# results/README.md, was of gemm.md at 072347d, whose shipped kernel was H5.)
 set -u
 cd "$(dirname "$0")/.."
-OUT=${OUT:-build/session}
-mkdir -p "$OUT/epilogue"
-keys=${KEYS:-h-batched,h-persistent,h-spread,h-spread-all,h-persistent-spread,h-no-epilogue}
-for size in ${SIZES:-8192 4096 3000}; do
-    OUT="$OUT/epilogue/$size" bash scripts/gpu_session.sh worklog --hopper --no-steps --steps "$keys" \
-        --types F16_IN_F32_OUT,F16_IN_OUT,BF16_IN_F32_OUT --size "$size" > "$OUT/epilogue/log-$size.txt" 2>&1
-    echo "size $size: exit $?"; wc -l "$OUT/epilogue/$size"/*.csv
-done
-tar czf "$OUT/epilogue.tgz" -C "$OUT" epilogue && rm -rf "$OUT/epilogue"
+exec bash scripts/gpu_session.sh worklog --hopper --no-steps \
+    --steps "${KEYS:-h-widths,h-persistent,h-spread,h-spread-all,h-no-epilogue}" \
+    --types F16_IN_F32_OUT,F16_IN_OUT,BF16_IN_F32_OUT --size "${SIZES:-8192,4096,3000}"

@@ -24,12 +24,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gemmlib  # noqa: E402
+import sweep  # noqa: E402  (the shapes of language-model layers)
 
 # Awkward sizes for --check: one element, odd and prime sides, a padded N that 192 divides.
 CHECK_SIZES = [(1, 1, 1), (129, 257, 65), (1111, 777, 333), (300, 3000, 200)]
-# Cubes, then the shapes of language-model layers (M x N x K).
-PROBLEMS = [(n, n, n) for n in (512, 1024, 2048, 3000, 4096, 8192)] + \
-           [(4096, 11008, 4096), (4096, 4096, 11008)]
+# Cubes, then the shapes of two language-model layers (M x N x K).
+PROBLEMS = [(n, n, n) for n in (512, 1024, 2048, 3000, 4096, 8192)] + sweep.LAYER_SHAPES[:2]
 
 
 def main():

@@ -9,10 +9,12 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-build/session}
 mkdir -p "$OUT"
 csv="$OUT/layer-shapes.csv"
-shapes=${SHAPES:-"4096x11008x4096 4096x4096x11008 16384x4096x4096 8192x28672x8192 4095x11007x4097"}
+shapes=${SHAPES:-$(python3 -c 'import sys; sys.path.insert(0, "scripts"); import sweep
+print(" ".join("x".join(map(str, s)) for s in sweep.LAYER_SHAPES))')}
 first=1
-for binary in build/worklog/*-h-persistent; do
-    [ -x "$binary" ] || continue
+binaries=$(ls build/worklog/*-h-persistent 2>/dev/null)
+[ -n "$binaries" ] || { echo "layer_shapes_gpu: no build/worklog/*-h-persistent: run worklog.py run --hopper first" >&2; exit 1; }
+for binary in $binaries; do
     if [ $first = 1 ]; then "$binary" --csv-header > "$csv"; first=0; fi
     for shape in $shapes; do
         "$binary" ${shape//x/ } --kernel=all --csv --warmup 3 --repeat 10 --verify=sample >> "$csv" \
