@@ -12,8 +12,10 @@ csv="$OUT/layer-shapes.csv"
 shapes=${SHAPES:-$(python3 -c 'import sys; sys.path.insert(0, "scripts"); import sweep
 print(" ".join("x".join(map(str, s)) for s in sweep.LAYER_SHAPES))')}
 first=1
-binaries=$(ls build/worklog/*-h-persistent 2>/dev/null)
-[ -n "$binaries" ] || { echo "layer_shapes_gpu: no build/worklog/*-h-persistent: run worklog.py run --hopper first" >&2; exit 1; }
+shipped=$(python3 -c 'import sys; sys.path.insert(0, "scripts"); import worklog
+print(list(worklog.HOPPER_STEP_TITLES)[-1])') || exit 1   # the last Hopper step is the shipped kernel
+binaries=$(ls build/worklog/*-"$shipped" 2>/dev/null)
+[ -n "$binaries" ] || { echo "layer_shapes_gpu: no build/worklog/*-$shipped: run worklog.py run --hopper first" >&2; exit 1; }
 for binary in $binaries; do
     if [ $first = 1 ]; then "$binary" --csv-header > "$csv"; first=0; fi
     for shape in $shapes; do

@@ -63,7 +63,12 @@ def test_the_sm90a_build_has_the_hopper_instructions(gemm_cu, tmp_path, pair, ta
     # Four wgmmas of 64 x 256 x 16 per stage of 64 along K, A and B flagged as stored.
     calls = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n256k16(\S+) .*?p, 1, 1, (\d), (\d);", kernel)
     assert len(calls) == 4 and all(c == (dtype, str(ta), str(1 - tb)) for c in calls), calls
-    assert kernel.count("cp.async.bulk.tensor.2d") == boxes
+    assert kernel.count("cp.async.bulk.tensor.2d.shared::cluster.global") == boxes
+    # The epilogue: C goes out through shared memory in boxes of 64 rows by 128 bytes, each
+    # stored by the TMA, a buffer written again only once its last store has read it.
+    stores = kernel.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group")
+    assert stores == 256 * (2 if dtype.startswith(".f16") else 4) // 128, stores
+    assert "cp.async.bulk.wait_group.read 1" in kernel and "fence.proxy.async.shared::cta" in kernel
     assert "setmaxnreg.dec.sync.aligned.u32 40" in kernel and "setmaxnreg.inc.sync.aligned.u32 232" in kernel
     assert "wgmma.wait_group.sync.aligned 1" in kernel and "mbarrier.try_wait.parity" in kernel
     # ptxas: no spills in the Hopper kernel, setmaxnreg honoured (C7508), wgmma not serialised (C7510).
