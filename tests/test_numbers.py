@@ -384,19 +384,36 @@ def pct_range(values, digits=0):
 def test_the_hopper_worklog_and_parts_tables_in_gemm_md_are_generated():
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "post.md"
-        edited = POST.replace("| H2. a producer warp group, setmaxnreg, 4 stages | most of H1's stops gone | 398 |",
+        edited = POST.replace("| H2. a producer warp group, setmaxnreg, 4 stages | most of H1's stops gone | 394 |",
                               "| H2. a producer warp group, setmaxnreg, 4 stages | most of H1's stops gone | 999 |")
         assert edited != POST
         copy.write_text(edited, encoding="utf-8")
-        result = subprocess.run([sys.executable, "scripts/worklog.py", "table", HOPPER_WORKLOG,
+        result = subprocess.run([sys.executable, "scripts/worklog.py", "table", HOPPER_TABLE,
                                  "--into", str(copy)], cwd=REPO, capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
         assert copy.read_text(encoding="utf-8") == POST
 
 
-HOPPER_WORKLOG = "results/nvidia-h100-80gb-hbm3-2026-11-25-hopper-worklog.csv"
+HOPPER_WORKLOG = "results/nvidia-h100-80gb-hbm3-2026-11-25-hopper-worklog.csv"   # steps 1-6, Appendix F
+HOPPER_TABLE = "results/nvidia-h100-80gb-hbm3-2026-11-25-hopper-worklog-2.csv"    # all seven: the tables
 HOPPER_EPILOGUE = "results/nvidia-h100-80gb-hbm3-2026-11-25-hopper-epilogue-{}.csv"
 HOPPER_COMPARE = "results/h100-2026-11-25-compare-persistent.csv"
+
+
+def compare_gains(path):
+    """{size: [the new build's median share of cuBLAS over the base build's, - 1, per 16-bit
+    pair]} of a compare_gpu.py CSV."""
+    compare = list(csv.DictReader(line for line in path.open(encoding="utf-8") if not line.startswith("#")))
+    gains = {}
+    for size in ("8192", "4096", "3000"):
+        for t in SIXTEEN:
+            runs = [r for r in compare if r["M"] == size and r["type"] == t]
+            def share(build):   # per process, the kernel's share of cuBLAS; their median
+                picked = [r for r in runs if r["compared"] == build]
+                return statistics.median(float(k["etops"]) / float(c["etops"]) for k, c in zip(
+                    [r for r in picked if r["impl"] == "wgmma"], [r for r in picked if r["impl"] == "cublas"]))
+            gains.setdefault(size, []).append(share("new") / share("base") - 1)
+    return gains
 
 
 def test_the_claims_about_the_hopper_kernel_are_its_measurements():
@@ -456,35 +473,48 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     assert "−1.1 to +0.3 % at $8192^3$, within their noise, and +2 % at $3000^3$" in text
     assert pct_range([x - 1 for x in ratio("h-persistent", "h-widths")], 1) == "−1.1–0.3"
     assert round(100 * (shown(h3["h-persistent"][0]) / shown(h3["h-widths"][0]) - 1)) == 2
-    compare = list(csv.DictReader(line for line in (REPO / HOPPER_COMPARE).open(encoding="utf-8")
-                                  if not line.startswith("#")))
-    gains = {}
-    for size in ("8192", "4096", "3000"):
-        for t in SIXTEEN:
-            runs = [r for r in compare if r["M"] == size and r["type"] == t]
-            def share(build):   # per process, the kernel's share of cuBLAS; their median
-                picked = [r for r in runs if r["compared"] == build]
-                return statistics.median(float(k["etops"]) / float(c["etops"]) for k, c in zip(
-                    [r for r in picked if r["impl"] == "wgmma"], [r for r in picked if r["impl"] == "cublas"]))
-            gains.setdefault(size, []).append(share("new") / share("base") - 1)
+    gains = compare_gains(REPO / HOPPER_COMPARE)
     assert "+0.7 to +3.7 % at $8192^3$ and +2.7 to +4.6 % at $3000^3$" in text
     assert pct_range(gains["8192"], 1) == "0.7–3.7" and pct_range(gains["3000"], 1) == "2.7–4.6"
-    # The parts.
-    assert "reach 940–947 eTOPS, 95–96 % of the H100's 989" in text
-    assert (round(min(h["h-math"])), round(max(h["h-math"]))) == (940, 947)
-    assert pct_range([x / 989 for x in h["h-math"]]) == "95–96"
-    assert "kernel gets 74–78 % of that, and cuBLAS 77–82 %." in text
-    assert pct_range(ratio("h-persistent", "h-math")) == "74–78"
-    assert pct_range([shown(c) / shown(m) for c, m in zip(cublas, h["h-math"])]) == "77–82"
-    assert "they run at 888–893 eTOPS, 21–26 % faster than the whole kernel" in text
+    # The parts, and step 7, from the second run (the tables' CSV).
+    _, trows = worklog.read_worklog(REPO / HOPPER_TABLE)
+    assert all(r["result"] == "PASS" for r in trows if r["kind"] == "hopper")
+    T = {(r["step"], r["impl"], r["type"], int(r["M"])): r["etops"] for r in trows}
+    g = {key: [T[(key, "wgmma", t, 8192)] for t in SIXTEEN] for key in keys + ("h-tma-store",)}
+    tcublas = [T[("h-tma-store", "cublas", t, 8192)] for t in SIXTEEN]
+    assert "reach 936–947 eTOPS, 95–96 % of the H100's 989" in text
+    assert (round(min(g["h-math"])), round(max(g["h-math"]))) == (936, 947)
+    assert pct_range([x / 989 for x in g["h-math"]]) == "95–96"
+    assert "kernel gets 76–81 % of that, and cuBLAS 78–83 %." in text
+    assert pct_range(ratio("h-tma-store", "h-math", g)) == "76–81"
+    assert pct_range([shown(c) / shown(m) for c, m in zip(tcublas, g["h-math"])]) == "78–83"
+    assert "they run 18–23 % faster than the whole kernel" in text
+    assert pct_range([x - 1 for x in ratio("h-copies", "h-tma-store", g)]) == "18–23"
+    assert "without it the kernel is 5 to 11 % faster, ahead of cuBLAS for all three pairs" in text
+    assert [round(100 * (x - 1)) for x in ratio("h-no-epilogue", "h-tma-store", g)] == [11, 5, 11]
+    assert all(x > c for x, c in zip(g["h-no-epilogue"], tcublas))
+    assert "- **The Hopper kernel's epilogue**, 5 to 11 % of its time" in PROSE
+    # Step 7 against step 6: in the table, and taking turns (compare_gpu.py).
+    assert "in the table +1.3, +5.4 and +0.7 %" in text
+    assert [round(100 * (x - 1), 1) for x in ratio("h-tma-store", "h-persistent", g)] == [1.3, 5.4, 0.7]
+    assert "Storing C through the TMA gave 1 % for the pairs with `float` results and 5 % for f16→f16" in text
+    assert "(895 eTOPS, against 704 with the old stores)" in text
+    assert round(g["h-copies"][1]) == 895 and round(h["h-copies"][1]) == 704
+    assert h["h-copies"][1] < h["h-persistent"][1] and "no faster than the whole kernel" in text
+    turns = {name: compare_gains(REPO / f"results/h100-2026-11-25-compare-{name}.csv")
+             for name in ("tma-store", "c-ahead")}
     f32 = [0, 2]
-    assert [sweep.fmt3(h["h-copies"][i]) for i in f32] == ["888", "893"]
-    assert pct_range([ratio("h-copies", "h-persistent")[i] - 1 for i in f32]) == "21–26"
-    assert "(for f16→f16, oddly, no faster than it" in text and h["h-copies"][1] < h["h-persistent"][1]
-    assert "without it the kernel is 10 to 13 % faster (773–811), ahead of cuBLAS for all three pairs" in text
-    assert [round(100 * (x - 1)) for x in ratio("h-no-epilogue", "h-persistent")] == [10, 13, 10]
-    assert (sweep.fmt3(min(h["h-no-epilogue"])), sweep.fmt3(max(h["h-no-epilogue"]))) == ("773", "811")
-    assert all(x > c for x, c in zip(h["h-no-epilogue"], cublas))
+    assert "+1.6 to +2.0 % for the pairs with `float` results at $4096^3$ and $3000^3$, +7 and +10 % for f16→f16" in text
+    assert pct_range([turns["tma-store"][n][i] for n in ("4096", "3000") for i in f32], 1) == "1.6–2.0"
+    assert [round(100 * turns["tma-store"][n][1]) for n in ("4096", "3000")] == [7, 10]
+    assert "and −2.7 to +4.7 % at $8192^3$" in text and pct_range(turns["tma-store"]["8192"], 1) == "−2.7–4.7"
+    assert "(−0.2 to +0.8 % at $4096^3$ and $3000^3$" in text
+    assert pct_range(turns["c-ahead"]["4096"] + turns["c-ahead"]["3000"], 1) == "−0.2–0.8"
+    # The second run's steps 1 to 6 beside the first's, which Appendix F quotes.
+    shown_cells = [(k, t, n) for k in keys[:6] for t in SIXTEEN for n in (8192, 3000)
+                   if n == 8192 or t == SIXTEEN[0]]
+    assert all(abs(T[(k, "wgmma", t, n)] / H[(k, "wgmma", t, n)] - 1) < 0.05 for k, t, n in shown_cells)
+    assert "whose cells for steps 1 to 6 lie within 5 % of the first's" in text
     # The epilogue's experiments (Appendix G).
     epilogue = {}
     for size in (8192, 4096, 3000):
@@ -495,7 +525,7 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
                           for k in ("h-spread", "h-spread-all", "h-no-epilogue")}
     spread = [x for size in epilogue for k in ("h-spread", "h-spread-all") for x in epilogue[size][k]]
     assert pct_range(spread, 1) == "−4.4–2.5" and "at −4.4 to +2.5 %" in text
-    assert "kernel is 10 to 13 % faster at $8192^3$, 18 to 20 % at $4096^3$ and a third at $3000^3$" in text
+    assert "kernel was 10 to 13 % faster at $8192^3$, 18 to 20 % at $4096^3$ and a third at $3000^3$" in text
     assert pct_range(epilogue[4096]["h-no-epilogue"]) == "18–20"
     assert all(0.32 <= x <= 0.35 for x in epilogue[3000]["h-no-epilogue"])
     # Reading C: the same build with --beta 3 and --beta 0, taking turns (compare_gpu.py).
@@ -506,7 +536,7 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
         gain.setdefault((r["impl"], r["M"], r["type"], r["compared"]), []).append(float(r["etops"]))
     up = lambda impl, size: [statistics.median(gain[(impl, size, t, "new")]) /
                              statistics.median(gain[(impl, size, t, "base")]) - 1 for t in SIXTEEN]
-    assert "the kernel gains up to 7 % at $4096^3$ and 14 % at $3000^3$ (and cuBLAS up to 18 and 14 %;" in text
+    assert "the kernel gained up to 7 % at $4096^3$ and 14 % at $3000^3$ (and cuBLAS up to 18 and 14 %;" in text
     assert [round(100 * max(up(i, n))) for i, n in (("wgmma", "4096"), ("wgmma", "3000"),
                                                       ("cublas", "4096"), ("cublas", "3000"))] == [7, 14, 18, 14]
     # The sweep with the Hopper kernel.
@@ -682,7 +712,9 @@ def test_the_results_chapter_is_its_session():
         counts.append(passed)
     assert f"memcheck: {sum(counts)} passed, 0 failed" in text and "gemm.md at aca5085" in text
     assert "756 passed, 0 failed" in (REPO / "results/h100-2026-11-25-check-widths.txt").read_text()
-    assert "in every layout at be24f05" in text
+    assert "each tile width in every layout (be24f05)" in text
+    h7 = (REPO / "results/h100-2026-11-25-check-tma-store.txt").read_text()
+    assert "444 passed, 0 failed" in h7 and "with step H7 (0ec7bbb), the 16-bit pairs' 444 runs passed again" in text
     assert "# source: gemm.md at 1e6965c" in (REPO / numbers.SESSION).read_text()
 
 def test_the_spread_of_cublas_across_sessions_is_the_tables_spread():
