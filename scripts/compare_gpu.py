@@ -4,6 +4,7 @@
     python3 scripts/compare_gpu.py --base OLD.md [--new NEW.md] [--kernel wgmma] [--sizes 8192,4096,3000]
                                    [--layouts NN,TN] [--rounds 3] [--out FILE.csv]
     python3 scripts/compare_gpu.py --base-args="--beta 3" --new-args="--beta 0" ...
+    python3 scripts/compare_gpu.py --new-change hopper-spread-c ...     gemm.md with a change file
 
 Builds OLD.md and NEW.md (gemm.md unless given) (through gemmlib, for the GPU present) for every type pair
 that has the kernel (./gemm --describe), then runs both, alternately, `--rounds` times
@@ -11,7 +12,8 @@ for each pair, layout and size, with cuBLAS in the same process: what is compare
 each build's speed as a share of cuBLAS's, and the new build's median against the old
 one's. Prints one table; writes every --csv row, with the build it came from, to --out.
 Exit status 1 if a run fails its check. With --base-args and --new-args the two builds run
-with those options of ./gemm (the base document is then the new one unless given).
+with those options of ./gemm, and with --new-change the new build is the document with that
+change file of worklog/ (in both cases the base document is the new one unless given).
 """
 
 import argparse
@@ -48,9 +50,12 @@ def main():
     parser.add_argument("--out", type=Path, default=Path("build/compare.csv"))
     parser.add_argument("--base-args", default="", help="options of ./gemm for the base build's runs")
     parser.add_argument("--new-args", default="", help="options of ./gemm for the new build's runs")
+    parser.add_argument("--new-change", action="append", default=[], metavar="FILE",
+                        help="a change file (a path, or a name in worklog/) for the new build")
     args = parser.parse_args()
-    if args.base is None and not (args.base_args or args.new_args):
-        parser.error("give --base, or --base-args and --new-args to compare one document run two ways")
+    if args.base is None and not (args.base_args or args.new_args or args.new_change):
+        parser.error("give --base, --new-change, or --base-args and --new-args to compare one "
+                     "document run two ways")
     args.base = args.base or args.new
     extra = {"base": args.base_args.split(), "new": args.new_args.split()}
 
@@ -65,7 +70,7 @@ def main():
     chosen = args.layouts.split(",")
     documents = (("base", args.base), ("new", args.new))
     for tag, document in documents:
-        gemmlib.tangle(folder / f"{tag}.cu", document=document)
+        gemmlib.tangle(folder / f"{tag}.cu", changes=args.new_change if tag == "new" else (), document=document)
     keys = [(tag, p, l) for tag, _ in documents for p in pairs for l in chosen]
     with ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) // 2)) as pool:
         made = pool.map(lambda key: build(key[0], key[1], key[2], gpu, folder, layouts), keys)
@@ -103,7 +108,7 @@ def main():
         columns = ["compared"] + [c for c in rows[0] if c != "compared"]
         with open(args.out, "w", encoding="utf-8") as f:
             f.write(f"# compare_gpu.py on {name}: base {args.base.name} {args.base_args} against "
-                    f"{args.new.name} {args.new_args}\n")
+                    f"{args.new.name} {args.new_args}{' with ' + ', '.join(args.new_change) if args.new_change else ''}\n")
             f.write(",".join(columns) + "\n")
             for r in rows:
                 f.write(",".join('"' + str(r[c]) + '"' if "," in str(r[c]) or " " in str(r[c])

@@ -531,6 +531,12 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     assert "the width chosen by the waves gave 1.22 times (1.17 predicted)" in text
     assert round(shown(g3["h-widths"][0]) / shown(g3["h-batched"][0]), 2) == 1.22
     assert "H3 grouped the blocks;" in text
+    # C asked of L2 early, with H7 (compare_gpu.py --new-change): no gain.
+    for name, said in (("spread", "−2.8–3.5"), ("prefetch", "−5.6–3.0")):
+        found = compare_gains(REPO / f"results/h100-2026-11-25-compare-h7-{name}-c.csv")
+        assert pct_range([x for v in found.values() for x in v], 1) == said
+    assert "over the last 32 steps ran at −2.8 to +3.5 % of the kernel" in text
+    assert "8 steps before the end at −5.6 to +3.0 %" in text
     # The second run's steps 1 to 6 beside the first's, which Appendix F quotes.
     shown_cells = [(k, t, n) for k in keys[:6] for t in SIXTEEN for n in (8192, 3000)
                    if n == 8192 or t == SIXTEEN[0]]
