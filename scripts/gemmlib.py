@@ -81,20 +81,27 @@ def command(source, out, flags, gpu="90", mode="exe"):
     return [str(c) for c in cmd]
 
 
-def nvcc(source, out, flags, gpu="90", mode="exe", timeout=TIMEOUT):
-    """Run `command`; the CompletedProcess. A cubin's PTX is kept beside it, as out.ptx."""
+def nvcc(source, out, flags, gpu="90", mode="exe", timeout=TIMEOUT, keep=False):
+    """Run `command`; the CompletedProcess. A cubin's PTX is kept beside it, as out.ptx; with
+    keep, an executable's too, and its device code as out.cubin (one compile for both)."""
     if shutil.which(NVCC) is None:
         raise SystemExit(f"{NVCC} is not on PATH: building gemm.md needs the CUDA toolkit")
-    if mode == "cubin":
-        Path(f"{out}.keep").mkdir(parents=True, exist_ok=True)
-    result = subprocess.run(command(source, out, flags, gpu, mode), capture_output=True,
-                            text=True, timeout=timeout)
-    if mode == "cubin":
-        keep = Path(f"{out}.keep")
-        ptx = sorted(keep.glob("*.ptx"))
+    keep = mode == "cubin" or (keep and mode == "exe")
+    folder = Path(f"{out}.keep")
+    cmd = command(source, out, flags, gpu, mode)
+    if keep:
+        folder.mkdir(parents=True, exist_ok=True)
+        if mode == "exe":
+            cmd[1:1] = ["-keep", "-keep-dir", str(folder)]
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if keep:
+        ptx = sorted(folder.glob("*.ptx"))
         if result.returncode == 0 and ptx:
             shutil.copy(ptx[0], Path(out).with_suffix(".ptx"))
-        shutil.rmtree(keep, ignore_errors=True)    # megabytes of intermediate files
+        cubins = [c for c in sorted(folder.glob("*.cubin")) if "dlink" not in c.name]
+        if mode == "exe" and result.returncode == 0 and cubins:
+            shutil.copy(cubins[0], f"{out}.cubin")
+        shutil.rmtree(folder, ignore_errors=True)    # megabytes of intermediate files
     return result
 
 

@@ -39,6 +39,43 @@ def config_defines(type_pair=None, shape=None, ta=None, tb=None):
     return gemmlib.defines(type_pair, shape, ta, tb, cublas=False)
 
 
+# Every valid configuration (pair, shape, transpose A, transpose B); and those whose ./gemm
+# test_gemm.py runs: every pair with every transpose at its default shape, and four
+# non-default shapes (which change the padding and the tiles that --plant=tile moves).
+VALID = [(t, s, ta, tb) for t in TYPES for s in PAIRS[t]["shapes"] for ta in (0, 1) for tb in (0, 1)]
+EXECUTABLES = [(t, default_shape(t), ta, tb) for t in TYPES for ta in (0, 1) for tb in (0, 1)]
+EXECUTABLES += [("U8_IN_I32_OUT", "32x8x16", 1, 0), ("BF16_IN_F32_OUT", "8x32x16", 0, 1),
+                ("F16_IN_OUT", "32x8x16", 0, 0), ("I8_IN_I32_OUT", "8x32x16", 1, 1)]
+
+
+def config_name(config):
+    return "-".join(str(part) for part in config)
+
+
+@pytest.fixture(scope="session")
+def builds(gemm_cu, tmp_path_factory):
+    """Every valid configuration compiled once for sm_90, two at a time: those in EXECUTABLES
+    as ./gemm (the default shape left to the document, as a plain `make` does), with the cubin
+    and PTX of that same compile kept beside it, the rest as device code alone.
+    config -> (CompletedProcess, executable or None, cubin); the PTX is the cubin's path with
+    the suffix .ptx. (One compile serves the tests of the device code and of the host's.)"""
+    folder = tmp_path_factory.mktemp("builds")
+
+    def build(config):
+        pair, shape, ta, tb = config
+        out = folder / ("gemm-" + config_name(config))
+        if config in EXECUTABLES:
+            shape_option = None if shape == default_shape(pair) else shape
+            result = gemmlib.nvcc(gemm_cu, out, config_defines(pair, shape_option, ta, tb),
+                                  gpu="sm_90", keep=True)
+            return result, out, Path(f"{out}.cubin")
+        cubin = Path(f"{out}.cubin")
+        return gemmlib.nvcc(gemm_cu, cubin, config_defines(*config), gpu="sm_90", mode="cubin"), None, cubin
+
+    assert set(EXECUTABLES) <= set(VALID)
+    return in_parallel(build, VALID)
+
+
 def in_parallel(function, items):
     """Map `function` over `items` on two threads (the CI machine has two cores).
 

@@ -1,9 +1,10 @@
 """Compile-time configuration of gemm.md: type pairs, WMMA shapes, transposes, the Makefile.
 
-No GPU is needed. Valid configurations are compiled for the device only
-(nvcc -cubin, which runs the front end, cicc and ptxas on the kernel); invalid
-ones only as far as PTX, which is where gemm.md's static_asserts fire. The
-pairs, shapes and tiles come from ./gemm --describe (conftest.REGISTRY).
+No GPU is needed. Valid configurations are compiled once, by conftest's `builds`: most for
+the device only (nvcc -cubin, which runs the front end, cicc and ptxas on the kernel), those
+whose ./gemm test_gemm.py runs as executables with their device code kept; invalid ones only
+as far as PTX, which is where gemm.md's static_asserts fire. The pairs, shapes and tiles come
+from ./gemm --describe (conftest.REGISTRY).
 """
 
 import os
@@ -15,11 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PAIRS, REGISTRY, SHAPES, TYPES
+from conftest import PAIRS, REGISTRY, SHAPES, TYPES, VALID
 
 REPO = Path(__file__).resolve().parent.parent
 
-VALID = [(t, s, ta, tb) for t in TYPES for s in PAIRS[t]["shapes"] for ta in (0, 1) for tb in (0, 1)]
 INVALID = [(t, s) for t in TYPES for s in SHAPES if s not in PAIRS[t]["shapes"]]
 
 # PTX's names of the C++ element types --describe gives for a pair's inputs and accumulator.
@@ -83,15 +83,9 @@ def error_lines(stderr):
 # ---------------------------------------------------------------- valid configurations
 
 @pytest.fixture(scope="module")
-def device_builds(gemm_cu, nvcc, tmp_path_factory, defines, parallel):
-    """Every valid configuration compiled to a cubin (two at a time); config -> (result, cubin)."""
-    folder = tmp_path_factory.mktemp("cubins")
-
-    def build(config):
-        out = folder / (config_id(config) + ".cubin")
-        return nvcc(gemm_cu, out, defines(*config), mode="cubin"), out
-
-    return parallel(build, VALID)
+def device_builds(builds):
+    """Every valid configuration's device code (conftest's builds); config -> (result, cubin)."""
+    return {config: (result, cubin) for config, (result, _, cubin) in builds.items()}
 
 
 @pytest.mark.parametrize("config", VALID, ids=config_id)

@@ -17,7 +17,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import PAIRS, REGISTRY, REPO, TYPES, default_shape
+from conftest import EXECUTABLES, PAIRS, REGISTRY, REPO, TYPES, default_shape
 
 DEFAULT_SHAPE = {t: default_shape(t) for t in TYPES}
 
@@ -32,9 +32,7 @@ INT_RANGE = {"u8": (0, 63), "i8": (-32, 31)}
 INTEGER_PAIRS = {t for t in TYPES if PAIRS[t]["integer"]}
 
 # Every pair with every transpose at its default shape, and four non-default shapes.
-BUILDS = [(t, DEFAULT_SHAPE[t], ta, tb) for t in TYPES for ta in (0, 1) for tb in (0, 1)]
-BUILDS += [("U8_IN_I32_OUT", "32x8x16", 1, 0), ("BF16_IN_F32_OUT", "8x32x16", 0, 1),
-           ("F16_IN_OUT", "32x8x16", 0, 0), ("I8_IN_I32_OUT", "8x32x16", 1, 1)]
+BUILDS = EXECUTABLES
 PLAIN = [(t, DEFAULT_SHAPE[t], 0, 0) for t in TYPES]   # one build per pair
 F16 = ("F16_IN_F32_OUT", "16x16x16", 0, 0)
 I8 = ("I8_IN_I32_OUT", "16x16x16", 0, 0)
@@ -104,18 +102,10 @@ def check_padding(sizes, padded_to, config, block):
 
 
 @pytest.fixture(scope="module")
-def binaries(gemm_cu, nvcc, defines, parallel, tmp_path_factory):
-    """Every configuration in BUILDS, compiled for sm_90 (the device code is never run)."""
-    folder = tmp_path_factory.mktemp("gemm_bin")
-
-    def build(config):
-        type_pair, shape, ta, tb = config
-        shape_option = None if shape == DEFAULT_SHAPE[type_pair] else shape
-        exe = folder / ("gemm-" + build_id(config))
-        result = nvcc(gemm_cu, exe, defines(type_pair, shape_option, ta, tb))
-        return result, exe
-
-    return parallel(build, BUILDS)
+def binaries(builds):
+    """Every configuration in BUILDS, compiled for sm_90 (the device code is never run), by
+    conftest's builds; config -> (result, executable)."""
+    return {config: builds[config][:2] for config in BUILDS}
 
 
 @pytest.fixture
