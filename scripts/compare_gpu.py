@@ -5,6 +5,7 @@
                                    [--layouts NN,TN] [--rounds 3] [--out FILE.csv]
     python3 scripts/compare_gpu.py --base-args="--beta 3" --new-args="--beta 0" ...
     python3 scripts/compare_gpu.py --new-change hopper-spread-c ...     gemm.md with a change file
+    python3 scripts/compare_gpu.py --base-change hopper-wide-unsplit --sizes 1024,256x256x8192
 
 Builds OLD.md and NEW.md (gemm.md unless given) (through gemmlib, for the GPU present) for every type pair
 that has the kernel (./gemm --describe), then runs both, alternately, `--rounds` times
@@ -13,7 +14,9 @@ each build's speed as a share of cuBLAS's, and the new build's median against th
 one's. Prints one table; writes every --csv row, with the build it came from, to --out.
 Exit status 1 if a run fails its check. With --base-args and --new-args the two builds run
 with those options of ./gemm, and with --new-change the new build is the document with that
-change file of worklog/ (in both cases the base document is the new one unless given).
+change file of worklog/, and with --base-change the base build is the document with that one (an
+earlier step, rebuilt). The base document is the new one unless given. A size is N (N x N x N)
+or MxNxK.
 """
 
 import argparse
@@ -52,10 +55,12 @@ def main():
     parser.add_argument("--new-args", default="", help="options of ./gemm for the new build's runs")
     parser.add_argument("--new-change", action="append", default=[], metavar="FILE",
                         help="a change file (a path, or a name in worklog/) for the new build")
+    parser.add_argument("--base-change", action="append", default=[], metavar="FILE",
+                        help="a change file for the base build: an earlier step, rebuilt")
     args = parser.parse_args()
-    if args.base is None and not (args.base_args or args.new_args or args.new_change):
-        parser.error("give --base, --new-change, or --base-args and --new-args to compare one "
-                     "document run two ways")
+    if args.base is None and not (args.base_args or args.new_args or args.new_change or args.base_change):
+        parser.error("give --base, --new-change, --base-change, or --base-args and --new-args to "
+                     "compare one document run two ways")
     args.base = args.base or args.new
     extra = {"base": args.base_args.split(), "new": args.new_args.split()}
 
@@ -70,7 +75,8 @@ def main():
     chosen = args.layouts.split(",")
     documents = (("base", args.base), ("new", args.new))
     for tag, document in documents:
-        gemmlib.tangle(folder / f"{tag}.cu", changes=args.new_change if tag == "new" else (), document=document)
+        gemmlib.tangle(folder / f"{tag}.cu", changes=args.new_change if tag == "new" else args.base_change,
+                       document=document)
     keys = [(tag, p, l) for tag, _ in documents for p in pairs for l in chosen]
     with ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) // 2)) as pool:
         made = pool.map(lambda key: build(key[0], key[1], key[2], gpu, folder, layouts), keys)
@@ -79,7 +85,7 @@ def main():
     header = gemmlib.run(next(iter(builds.values())), ["--csv-header"]).stdout.strip()
     rows, failed = [], False
     print(f"{name}: --kernel={args.kernel}, {args.rounds} rounds of --repeat {args.repeat}", flush=True)
-    print(f"{'pair':16} {'layout':6} {'size':>6} {'base/cuBLAS':>12} {'new/cuBLAS':>11} {'new/base':>9}")
+    print(f"{'pair':16} {'layout':6} {'size':>14} {'base/cuBLAS':>12} {'new/cuBLAS':>11} {'new/base':>9}")
     for pair in pairs:
         for layout in chosen:
             for size in args.sizes.split(","):
@@ -87,7 +93,8 @@ def main():
                 for _ in range(args.rounds):
                     for tag in share:
                         out = gemmlib.run(builds[(tag, pair, layout)],
-                                          [size, size, size, f"--kernel={args.kernel}", "--csv",
+                                          [*(size.split("x") if "x" in size else [size] * 3),
+                                           f"--kernel={args.kernel}", "--csv",
                                            "--repeat", str(args.repeat)] + extra[tag])
                         found = gemmlib.parse_csv(out.stdout, header) if out.returncode in (0, 1) else []
                         failed |= out.returncode != 0
@@ -101,13 +108,14 @@ def main():
                         share[tag].append(float(kernel[0]["etops"]) / float(cublas[0]["etops"]))
                 if share["base"] and share["new"]:
                     b, n = statistics.median(share["base"]), statistics.median(share["new"])
-                    print(f"{pair:16} {layout:6} {size:>6} {100 * b:11.1f}% {100 * n:10.1f}% "
+                    print(f"{pair:16} {layout:6} {size:>14} {100 * b:11.1f}% {100 * n:10.1f}% "
                           f"{100 * n / b:8.1f}%", flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if rows:
         columns = ["compared"] + [c for c in rows[0] if c != "compared"]
         with open(args.out, "w", encoding="utf-8") as f:
-            f.write(f"# compare_gpu.py on {name}: base {args.base.name} {args.base_args} against "
+            f.write(f"# compare_gpu.py on {name}: base {args.base.name} {args.base_args}"
+                    f"{' with ' + ', '.join(args.base_change) if args.base_change else ''} against "
                     f"{args.new.name} {args.new_args}{' with ' + ', '.join(args.new_change) if args.new_change else ''}\n")
             f.write(",".join(columns) + "\n")
             for r in rows:

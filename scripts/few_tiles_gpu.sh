@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Hopper step H8 (a tile 64 wide, and K split where the tiles are few) measured on a Hopper GPU
+# in one call: the kernel against step H7 rebuilt (gemm.md with worklog/hopper-wide-unsplit.md),
+# taking turns in one run, at small and narrow problems (compare_gpu.py, TN); then, with the
+# new build, the 64-wide tile's speed where the waves are full (8192^3, --hopper-width=64
+# against 256), the split's share (--split-k=1 against the choice), and every kernel at each
+# problem (--kernel=all, whose report names the fastest).
+#
+#   bash scripts/few_tiles_gpu.sh [SIZES]      SIZES: N or MxNxK, comma-separated
+#
+# Results go to $OUT (default build/few-tiles).
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-build/few-tiles}
+mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+sizes=${1:-512,1024,2048,256x256x8192,512x512x16384,1024x1024x16384}
+pairs=$(python3 -c 'import sys; sys.path.insert(0, "scripts"); import gemmlib
+print(" ".join(p for p, e in gemmlib.pairs().items() if "wgmma" in e["kernels"]))') || exit 1
+python3 scripts/compare_gpu.py --base-change hopper-wide-unsplit --sizes "$sizes" --layouts TN \
+    --rounds 3 --out "$OUT/compare.csv" 2>&1 | tee "$OUT/compare.txt"
+compared=${PIPESTATUS[0]}
+failed=0
+first=$(echo $pairs | cut -d' ' -f1)
+{ echo -n "options,"; build/compare/new-$first-TN --csv-header; } > "$OUT/runs.csv"
+run() {   # run PAIR OPTIONS SIZE...: one CSV run of the new build, its options in the first column
+    local pair=$1 options=$2
+    shift 2
+    build/compare/new-$pair-TN "$@" $options --csv --repeat 20 > "$OUT/run.tmp" 2> "$OUT/run.err" || {
+        failed=1; echo "FAIL $pair $* $options: $(tail -n 2 "$OUT/run.err")"; }
+    sed "s/^/\"$options\",/" "$OUT/run.tmp" >> "$OUT/runs.csv"
+}
+for pair in $pairs; do
+    for width in 256 64; do
+        run "$pair" "--kernel=wgmma --hopper-width=$width" 8192 8192 8192
+    done
+    for size in ${sizes//,/ }; do
+        dims=${size//x/ }
+        [ "$size" = "${size/x/}" ] && dims="$size $size $size"
+        run "$pair" "--kernel=wgmma --split-k=1" $dims
+        run "$pair" "--kernel=all" $dims
+    done
+done
+rm -f "$OUT/run.tmp" "$OUT/run.err"
+echo "runs: $(($(wc -l < "$OUT/runs.csv") - 1)) lines in $OUT/runs.csv"
+[ "$compared" = 0 ] && [ "$failed" = 0 ]
