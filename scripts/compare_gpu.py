@@ -5,7 +5,7 @@
                                    [--layouts NN,TN] [--rounds 3] [--out FILE.csv]
     python3 scripts/compare_gpu.py --base-args="--beta 3" --new-args="--beta 0" ...
     python3 scripts/compare_gpu.py --new-change hopper-spread-c ...     gemm.md with a change file
-    python3 scripts/compare_gpu.py --base-change hopper-wide-unsplit --sizes 1024,256x256x8192
+    python3 scripts/compare_gpu.py --base-change hopper-batched-stores --sizes 4096,3000
 
 Builds OLD.md and NEW.md (gemm.md unless given) (through gemmlib, for the GPU present) for every type pair
 that has the kernel (./gemm --describe), then runs both, alternately, `--rounds` times

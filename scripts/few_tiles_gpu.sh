@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Hopper step H8 (a tile 64 wide, and K split where the tiles are few) measured on a Hopper GPU
-# in one call: the kernel against step H7 rebuilt (gemm.md with worklog/hopper-wide-unsplit.md),
-# taking turns in one run, at small and narrow problems (compare_gpu.py, TN); then, with the
-# new build, the 64-wide tile's speed where the waves are full (8192^3, --hopper-width=64
-# against 256), the split's share (--split-k=1 against the choice), and every kernel at each
-# problem (--kernel=all, whose report names the fastest).
+# The Hopper variant worklog/hopper-few-tiles.md (a tile 64 wide, and K split where the tiles
+# are few) measured on a Hopper GPU in one call: gemm.md with it against gemm.md, taking turns
+# in one run, at small and narrow problems (compare_gpu.py, TN); then, with the variant's
+# build, the 64-wide tile's speed where the waves are full (8192^3, --hopper-width=64 against
+# 256), the split's share (--split-k=1 against the choice), and every kernel at each problem
+# (--kernel=all, whose report names the fastest). Its check: scripts/check_gpu.py --change
+# worklog/hopper-few-tiles.md --only the 16-bit pairs.
 #
 #   bash scripts/few_tiles_gpu.sh [SIZES]      SIZES: N or MxNxK, comma-separated
 #
@@ -17,7 +18,7 @@ export PYTHONUNBUFFERED=1
 sizes=${1:-512,1024,2048,256x256x8192,512x512x16384,1024x1024x16384}
 pairs=$(python3 -c 'import sys; sys.path.insert(0, "scripts"); import gemmlib
 print(" ".join(p for p, e in gemmlib.pairs().items() if "wgmma" in e["kernels"]))') || exit 1
-python3 scripts/compare_gpu.py --base-change hopper-wide-unsplit --sizes "$sizes" --layouts TN \
+python3 scripts/compare_gpu.py --new-change hopper-few-tiles --sizes "$sizes" --layouts TN \
     --rounds 3 --out "$OUT/compare.csv" 2>&1 | tee "$OUT/compare.txt"
 compared=${PIPESTATUS[0]}
 failed=0

@@ -898,17 +898,14 @@ def test_plan_honours_a_forced_tile(gemm):
     assert too_big.returncode == 2 and "128x256x64" in too_big.stderr
 
 
-@pytest.mark.parametrize("size, width, slices", [
-    ((8192, 8192, 8192), 256, 1),        # full waves of the widest tile
-    ((3000, 3000, 3000), 192, 1),        # the width the waves favour
-    ((1024, 1024, 1024), 64, 1),         # 128 tiles 64 wide fill the GPU
-    ((512, 512, 512), 64, 2),            # 32 tiles, 8 steps: slices of at least 4
-    ((256, 256, 8192), 64, 16),          # 8 tiles, a long K: as many slices as MAX_SLICES
-    ((17, 33, 65), 64, 1),               # 2 steps of K: too short to split
-])
+# The Hopper kernel's choices on an H100 (132 multiprocessors), as --plan gives them: the width
+# the waves favour, and K whole unless --split-k splits it (as far as K has steps of 64).
+HOPPER_PLANS = [((8192, 8192, 8192), 256, 1), ((3000, 3000, 3000), 192, 1),
+                ((1024, 1024, 1024), 128, 1), ((256, 256, 8192), 128, 1), ((17, 33, 65), 128, 1)]
+
+
+@pytest.mark.parametrize("size, width, slices", HOPPER_PLANS)
 def test_plan_gives_the_hopper_kernels_width_and_slices(gemm, size, width, slices):
-    """On an H100 (132 multiprocessors) the Hopper kernel narrows its tile where the waves
-    favour it and splits K where its tiles leave multiprocessors idle."""
     result = gemm(F16, "--plan=h100", *size)
     assert result.returncode == 0, result.stderr
     assert f"The Hopper kernel's tile: 128 x {width}; K in {slices} slice{'s' if slices > 1 else ''}." \

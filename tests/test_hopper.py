@@ -169,3 +169,26 @@ def test_the_steps_before_persistence_take_a_tile_per_block(tmp_path):
     for persistent in ("return (unsigned)(blocks < sms ? blocks : sms);", "t += gridDim.x) {"):
         assert persistent in document and persistent not in text
     assert "return (unsigned)blocks;" in text and "hopper_tile<HOPPER_BN>(blockIdx.x, Mp, Np)" in text
+
+
+def test_the_few_tiles_variant_has_a_64_wide_tile_and_splits_k(tmp_path):
+    """worklog/hopper-few-tiles.md, the experiment: a kernel 64 wide (four m64n64k16 per stage,
+    no spills) that the waves choose where tiles are few, and K split by the rule where even
+    those leave multiprocessors idle (--plan on an H100's 132)."""
+    cu = gemmlib.tangle(tmp_path / "few.cu", changes=("hopper-few-tiles",))
+    exe = tmp_path / "few"
+    built = gemmlib.nvcc(cu, exe, config_defines("F16_IN_F32_OUT", None, 0, 1) + ["-Xptxas", "-v"],
+                         gpu=HOPPER, keep=True)
+    assert built.returncode == 0, built.stderr
+    widths = kernels_by_width(exe.with_suffix(".ptx"))
+    assert 64 in widths, sorted(widths)
+    assert re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16", widths[64]) == ["64"] * 4
+    functions = re.findall(r"Compiling entry function '(_Z10gemm_wgmma\w+)'.*?(\d+) bytes spill stores, "
+                           r"(\d+) bytes spill loads", built.stderr, re.S)
+    assert len(functions) == len(widths) and all(st == ld == "0" for _, st, ld in functions), functions
+    for size, width, slices in [((8192, 8192, 8192), 256, 1), ((3000, 3000, 3000), 192, 1),
+                                ((2048, 2048, 2048), 256, 1), ((1024, 1024, 1024), 64, 1),
+                                ((512, 512, 512), 64, 2), ((256, 256, 8192), 64, 16), ((17, 33, 65), 64, 1)]:
+        plan = subprocess.run([str(exe), "--plan=h100", *map(str, size)], capture_output=True, text=True)
+        assert plan.returncode == 0, plan.stderr
+        assert f"The Hopper kernel's tile: 128 x {width}; K in {slices} slice" in plan.stdout, (size, plan.stdout)

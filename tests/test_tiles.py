@@ -211,7 +211,7 @@ def test_tiles_that_do_not_fit_are_never_chosen(tn):
     (["--split-k=0"], ["--split-k", "1", "16"]),
     (["--split-k=17"], ["--split-k", "1", "16"]),
     (["--split-k=2", "--kernel=simple"], ["--split-k", "--kernel=simple"]),
-    (["--hopper-width=100"], ["--hopper-width=100", "256, 192, 128 or 64"]),
+    (["--hopper-width=100"], ["--hopper-width=100", "256, 192 or 128"]),
     (["--hopper-width=abc"], ["--hopper-width"]),
     (["--hopper-width=192", "--kernel=tiled"], ["--hopper-width", "--kernel"]),
     (["--hopper-width=128", "--cpu-only"], ["--hopper-width", "--cpu-only"]),

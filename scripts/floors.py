@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""The Hopper kernel against its floors, on a Hopper GPU: every pair it takes and every layout.
+
+    python3 scripts/floors.py run [--part 1/2] [--types F16_IN_F32_OUT,...] [--out results]
+    python3 scripts/floors.py report results/X-floors-1.csv [results/X-floors-2.csv ...]
+
+`run` builds the shipped gemm.md for every pair that has the Hopper kernel (./gemm
+--describe) in each of its layouts, and runs each at every problem of PROBLEMS with
+--kernel=all (every kernel and cuBLAS in one process, three warm-ups, ten timed launches,
+five from 16384^3 of work up, verified on a sample). With --part I/N it runs the I-th of N
+shares of those runs, so that each share fits in one call of a lent GPU; each share writes
+its own CSV, results/<gpu>-<date>-floors-I.csv, with the device, date, command and commit.
+
+`report` works anywhere: from one or more such CSVs it writes, beside the first, a table
+(.md) of the Hopper kernel's share of cuBLAS for each pair, problem and layout, each cell
+marked where it misses its floor, and a plot (.svg; it needs matplotlib). The floors:
+
+- from 2048 up (every side of the problem at least 2048): at least cuBLAS's speed;
+- below: at least the tiled kernel's speed, and at 1024^3 at least 80 % of cuBLAS's.
+"""
+
+import argparse
+import datetime
+import math
+import os
+import shlex
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gemmlib  # noqa: E402
+import sweep  # noqa: E402  (the CSV reader, the layer shapes, the number format)
+
+# Cubes, a narrow problem with a long K, and the shapes of language models' layers (with an
+# odd neighbour): (M, N, K).
+PROBLEMS = ([(n, n, n) for n in (256, 512, 1024, 2048, 3000, 4096, 8192, 16384)] +
+            [(256, 256, 8192)] + sweep.LAYER_SHAPES)
+LARGE_FLOOR = 1.00       # share of cuBLAS from 2048 up
+SMALL_FLOOR_1024 = 0.80  # share of cuBLAS at 1024^3
+BUILD = gemmlib.REPO / "build" / "floors"
+
+
+def parse_part(text):
+    """'1/2' -> (1, 2); ValueError unless 1 <= I <= N."""
+    i, sep, n = text.partition("/")
+    if not (sep and i.isdigit() and n.isdigit() and 1 <= int(i) <= int(n)):
+        raise ValueError(f"--part is I/N with 1 <= I <= N, not {text!r}")
+    return int(i), int(n)
+
+
+def share_of(runs, part):
+    """The part-th of n shares of `runs`: every n-th run from the (i-1)-th, so that each share
+    takes some of the long runs."""
+    i, n = part
+    return runs[i - 1::n]
+
+
+def floor_of(problem):
+    """(what the Hopper kernel is held to, the share of cuBLAS it needs or None): 'cublas' from
+    2048 up, else 'tiled' (and 80 % of cuBLAS at 1024^3)."""
+    m, n, k = problem
+    if min(m, n, k) >= 2048:
+        return "cublas", LARGE_FLOOR
+    return "tiled", SMALL_FLOOR_1024 if problem == (1024, 1024, 1024) else None
+
+
+def cells(rows):
+    """{(pair, layout, problem): {impl: eTOPS}} of the passed runs."""
+    found = {}
+    for r in rows:
+        if r.get("result") == "FAIL":
+            continue
+        key = (r["type"], r["layout"], (r["M"], r["N"], r["K"]))
+        found.setdefault(key, {})[r["impl"]] = r["etops"]
+    return found
+
+
+def judge(speeds, problem):
+    """(share of cuBLAS, met) of the Hopper kernel at one problem, or None where it or cuBLAS
+    did not run; met is False where it misses its floor."""
+    hopper, cublas = speeds.get("wgmma"), speeds.get("cublas")
+    if hopper is None or not cublas:
+        return None
+    kind, share = floor_of(problem)
+    met = share is None or hopper / cublas >= share
+    if kind == "tiled" and speeds.get("tiled") is not None:
+        met = met and hopper >= speeds["tiled"]
+    return hopper / cublas, met
+
+
+def problem_label(problem):
+    m, n, k = problem
+    return f"{m}³" if m == n == k else f"{m} × {n} × {k}"
+
+
+def make_table(meta, rows):
+    """Markdown: for each pair, a row per problem and a column per layout, the Hopper kernel's
+    share of cuBLAS, marked ✗ where it misses its floor; then how many cells met theirs."""
+    found = cells(rows)
+    lines = [f"{meta.get('gpu', 'GPU')}, {meta.get('date', '')}: the Hopper kernel's share of "
+             f"cuBLAS (✗: below its floor: cuBLAS from 2048 up, the tiled kernel below, "
+             f"{SMALL_FLOOR_1024:.0%} of cuBLAS at 1024³).", ""]
+    met = total = 0
+    for pair in sorted({t for t, _, _ in found}, key=sweep.type_order):
+        layouts = sorted({l for t, l, _ in found if t == pair})
+        problems = sorted({p for t, _, p in found if t == pair}, key=lambda p: (min(p) >= 2048, math.prod(p)))
+        lines += [f"| {pair} | " + " | ".join(layouts) + " |", "|---|" + "---:|" * len(layouts)]
+        for problem in problems:
+            row = []
+            for layout in layouts:
+                judged = judge(found.get((pair, layout, problem), {}), problem)
+                if judged is None:
+                    row.append(sweep.MISSING)
+                    continue
+                share, ok = judged
+                met, total = met + ok, total + 1
+                row.append(f"{100 * share:.0f} %" + ("" if ok else " ✗"))
+            lines.append(f"| {problem_label(problem)} | " + " | ".join(row) + " |")
+        lines.append("")
+    lines.append(f"{met} of {total} met their floor.")
+    return "\n".join(lines) + "\n"
+
+
+def make_plot(meta, rows, path):
+    """The Hopper kernel's share of cuBLAS against the problem's work, a panel per pair, a
+    marker per layout, the floor of 100 % drawn from 2048 up."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    found = cells(rows)
+    pairs = sorted({t for t, _, _ in found}, key=sweep.type_order)
+    figure, axes = plt.subplots(1, len(pairs), figsize=(4.2 * len(pairs), 3.6), sharey=True,
+                                squeeze=False)
+    markers = "osD^"
+    for axis, pair in zip(axes[0], pairs):
+        layouts = sorted({l for t, l, _ in found if t == pair})
+        for marker, layout in zip(markers, layouts):
+            points = sorted((math.prod(p) ** (1 / 3), judge(s, p)[0]) for (t, l, p), s in found.items()
+                            if t == pair and l == layout and judge(s, p) is not None)
+            axis.plot([x for x, _ in points], [100 * y for _, y in points], marker, fillstyle="none",
+                      label=layout)
+        axis.axhline(100, color="grey", linewidth=0.8)
+        axis.axvline(2048, color="grey", linewidth=0.8, linestyle=":")
+        axis.set_xscale("log", base=2)
+        axis.set_title(pair, fontsize=10)
+        axis.set_xlabel("(M N K)^(1/3)")
+    axes[0][0].set_ylabel("Hopper kernel / cuBLAS (%)")
+    axes[0][-1].legend(fontsize=8)
+    figure.suptitle(f"{meta.get('gpu', '')}, {meta.get('date', '')}", fontsize=10)
+    figure.tight_layout()
+    figure.savefig(path, format="svg", metadata={"Date": None})
+    plt.close(figure)
+
+
+def report(paths):
+    meta, rows = {}, []
+    for path in paths:
+        m, r = sweep.read_csv(path)
+        meta = meta or m
+        rows += r
+    if not rows:
+        raise SystemExit(f"floors.py: no rows in {', '.join(map(str, paths))}")
+    first = Path(paths[0])
+    stem = first.with_name(first.stem.rsplit("-", 1)[0] if first.stem[-1].isdigit() else first.stem)
+    table = stem.with_suffix(".md")
+    table.write_text(make_table(meta, rows), encoding="utf-8")
+    print(table)
+    if sweep.have_matplotlib():
+        make_plot(meta, rows, stem.with_suffix(".svg"))
+        print(stem.with_suffix(".svg"))
+
+
+def run(args):
+    gpu, cc, driver = gemmlib.find_gpu("floors.py")
+    if cc != "90":
+        raise SystemExit(f"floors.py: {gpu} is not a Hopper GPU (compute capability {cc})")
+    described = gemmlib.registry()
+    layouts = described["layouts"]
+    BUILD.mkdir(parents=True, exist_ok=True)
+    source = gemmlib.tangle(BUILD / "gemm.cu")
+    jobs = [(pair, layout) for pair in args.types.split(",") for layout in layouts]
+
+    def build(job):
+        pair, layout = job
+        exe = BUILD / f"{pair}-{layout}"
+        result = gemmlib.nvcc(source, exe, gemmlib.defines(pair, None, *layouts[layout], cublas=True), gpu=cc)
+        return exe if result.returncode == 0 else SystemExit(f"{pair} {layout} did not build:\n{result.stderr[-2000:]}")
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        built = dict(zip(jobs, pool.map(build, jobs)))
+    for exe in built.values():
+        if isinstance(exe, SystemExit):
+            raise exe
+    runs = share_of([(job, p) for p in PROBLEMS for job in jobs], args.part)
+    date = datetime.date.today().isoformat()
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / f"{sweep.slug(gpu)}-{date}-floors-{args.part[0]}.csv"
+    header = gemmlib.run(built[jobs[0]], ["--csv-header"]).stdout.strip()
+    failed, start = 0, time.monotonic()
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(f"# gpu: {gpu}\n# compute capability: {cc[:-1]}.{cc[-1]}\n# driver: {driver}\n"
+                  f"# date: {date}\n# command: {shlex.join([sys.executable] + sys.argv)}\n"
+                  f"# source: gemm.md at {sweep.source_revision()}\n{header}\n")
+        for n, ((pair, layout), problem) in enumerate(runs, 1):
+            repeat = sweep.REPEAT_LARGE if math.prod(problem) >= sweep.LARGE ** 3 else sweep.REPEAT
+            result = gemmlib.run(built[(pair, layout)], [*map(str, problem), "--kernel=all", "--csv",
+                                 "--verify=sample", "--warmup", str(sweep.WARMUP), "--repeat", str(repeat)])
+            out.write(result.stdout)
+            if result.returncode != 0:
+                failed += 1
+                out.write(f"# failed: {pair} {layout} {'x'.join(map(str, problem))}, exit {result.returncode}\n")
+            out.flush()
+            print(f"[{n}/{len(runs)}] {pair} {layout} {'x'.join(map(str, problem))}: exit "
+                  f"{result.returncode}, {sweep.format_duration(time.monotonic() - start)}", flush=True)
+    print(path)
+    return 1 if failed else 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    p_run = commands.add_parser("run", help="time the problems on this Hopper GPU")
+    hopper = [p for p, e in gemmlib.pairs().items() if "wgmma" in e["kernels"]]
+    p_run.add_argument("--types", default=",".join(hopper))
+    p_run.add_argument("--part", type=sweep.argument(parse_part), default=(1, 1), metavar="I/N")
+    p_run.add_argument("--out", type=Path, default=gemmlib.REPO / "results")
+    p_report = commands.add_parser("report", help="the table and plot of floors CSVs")
+    p_report.add_argument("csv", type=Path, nargs="+")
+    args = parser.parse_args(argv)
+    return run(args) if args.command == "run" else report(args.csv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
