@@ -64,7 +64,7 @@ def runs(quick):
     plan.append(("17x33x1000", "full", 0, 1, ["--tile=all", "--split-k=3"]))
     # beta 0, where no kernel reads C
     plan.append((WIDE, "full", 0, 1, ["--tile=all", "--beta", "0"]))
-    if not quick:   # few tiles and a long K: the tiled and Hopper kernels split it by their choice
+    if not quick:   # few tiles and a long K: the tiled kernel splits it by its choice
         plan.append(("64x64x16384", "full", 0, 1, []))
     return plan
 

@@ -22,6 +22,7 @@ or MxNxK.
 import argparse
 import os
 import statistics
+import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -50,6 +51,7 @@ def main():
     parser.add_argument("--layouts", default="NN,TN")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--timeout", type=int, default=600, help="seconds a run may take before it fails")
     parser.add_argument("--out", type=Path, default=Path("build/compare.csv"))
     parser.add_argument("--base-args", default="", help="options of ./gemm for the base build's runs")
     parser.add_argument("--new-args", default="", help="options of ./gemm for the new build's runs")
@@ -92,10 +94,15 @@ def main():
                 share = {"base": [], "new": []}
                 for _ in range(args.rounds):
                     for tag in share:
-                        out = gemmlib.run(builds[(tag, pair, layout)],
-                                          [*(size.split("x") if "x" in size else [size] * 3),
-                                           f"--kernel={args.kernel}", "--csv",
-                                           "--repeat", str(args.repeat)] + extra[tag])
+                        try:
+                            out = gemmlib.run(builds[(tag, pair, layout)],
+                                              [*(size.split("x") if "x" in size else [size] * 3),
+                                               f"--kernel={args.kernel}", "--csv",
+                                               "--repeat", str(args.repeat)] + extra[tag], timeout=args.timeout)
+                        except subprocess.TimeoutExpired:
+                            print(f"  {tag} {pair} {layout} {size}: no answer in {args.timeout} s")
+                            failed = True
+                            continue
                         found = gemmlib.parse_csv(out.stdout, header) if out.returncode in (0, 1) else []
                         failed |= out.returncode != 0
                         kernel = [r for r in found if r["impl"] == args.kernel]

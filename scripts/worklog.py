@@ -205,8 +205,8 @@ HOPPER_VARIANTS = [("h-prefetch", "C prefetched into L2 eight steps before the e
                     {"changes": ("hopper-spread-c",)}),
                    ("h-spread-all", "C prefetched into L2 a row a step over the whole of K",
                     {"HOPPER_SPREAD_C": 0, "changes": ("hopper-spread-c",)}),
-                   ("h-few-tiles", "a tile 64 wide, and K split where the tiles are few",
-                    {"changes": ("hopper-few-tiles",)})]
+                   ("h-last-wave", "a tile 64 wide, and K split in a part-full last wave",
+                    {"changes": ("hopper-last-wave",)})]
 
 # The Hopper kernel with part of its work left out (kind "hopper-part", timed without
 # verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue.

@@ -171,12 +171,12 @@ def test_the_steps_before_persistence_take_a_tile_per_block(tmp_path):
     assert "return (unsigned)blocks;" in text and "hopper_tile<HOPPER_BN>(blockIdx.x, Mp, Np)" in text
 
 
-def test_the_few_tiles_variant_has_a_64_wide_tile_and_splits_k(tmp_path):
-    """worklog/hopper-few-tiles.md, the experiment: a kernel 64 wide (four m64n64k16 per stage,
-    no spills) that the waves choose where tiles are few, and K split by the rule where even
-    those leave multiprocessors idle (--plan on an H100's 132)."""
-    cu = gemmlib.tangle(tmp_path / "few.cu", changes=("hopper-few-tiles",))
-    exe = tmp_path / "few"
+def test_the_last_wave_variant_has_a_64_wide_tile_and_splits_the_last_wave(tmp_path):
+    """worklog/hopper-last-wave.md, the experiment: a kernel 64 wide (four m64n64k16 per stage,
+    no spills) that the waves choose where tiles are few, and the tiles of a part-full last
+    wave split along K by its rule (--plan on an H100's 132 multiprocessors)."""
+    cu = gemmlib.tangle(tmp_path / "last.cu", changes=("hopper-last-wave",))
+    exe = tmp_path / "last"
     built = gemmlib.nvcc(cu, exe, config_defines("F16_IN_F32_OUT", None, 0, 1) + ["-Xptxas", "-v"],
                          gpu=HOPPER, keep=True)
     assert built.returncode == 0, built.stderr
@@ -186,9 +186,14 @@ def test_the_few_tiles_variant_has_a_64_wide_tile_and_splits_k(tmp_path):
     functions = re.findall(r"Compiling entry function '(_Z10gemm_wgmma\w+)'.*?(\d+) bytes spill stores, "
                            r"(\d+) bytes spill loads", built.stderr, re.S)
     assert len(functions) == len(widths) and all(st == ld == "0" for _, st, ld in functions), functions
-    for size, width, slices in [((8192, 8192, 8192), 256, 1), ((3000, 3000, 3000), 192, 1),
-                                ((2048, 2048, 2048), 256, 1), ((1024, 1024, 1024), 64, 1),
-                                ((512, 512, 512), 64, 2), ((256, 256, 8192), 64, 16), ((17, 33, 65), 64, 1)]:
+    plans = [((8192, 8192, 8192), "128 x 256; K in 1 slice."),             # 16 waves less 68 tiles
+             ((4096, 4096, 4096), "128 x 256; K in 1 slice."),             # 256 tiles: 124 of 132 last
+             ((3000, 3000, 3000), "128 x 256; K in 5 slices for the last 24 of its 288 tiles."),
+             ((1024, 1024, 1024), "128 x 128; K in 2 slices."),            # 64 tiles, 16 steps
+             ((512, 512, 512), "128 x 64; K in 2 slices."),                # 32 tiles of 8 steps
+             ((256, 256, 8192), "128 x 64; K in 16 slices."),              # 8 tiles, a long K
+             ((17, 33, 65), "128 x 64; K in 1 slice.")]
+    for size, words in plans:
         plan = subprocess.run([str(exe), "--plan=h100", *map(str, size)], capture_output=True, text=True)
         assert plan.returncode == 0, plan.stderr
-        assert f"The Hopper kernel's tile: 128 x {width}; K in {slices} slice" in plan.stdout, (size, plan.stdout)
+        assert f"The Hopper kernel's tile: {words}" in plan.stdout, (size, plan.stdout)

@@ -1,24 +1,24 @@
 #!/usr/bin/env bash
-# The Hopper variant worklog/hopper-few-tiles.md (a tile 64 wide, and K split where the tiles
-# are few) measured on a Hopper GPU in one call: gemm.md with it against gemm.md, taking turns
-# in one run, at small and narrow problems (compare_gpu.py, TN); then, with the variant's
-# build, the 64-wide tile's speed where the waves are full (8192^3, --hopper-width=64 against
-# 256), the split's share (--split-k=1 against the choice), and every kernel at each problem
-# (--kernel=all, whose report names the fastest). Its check: scripts/check_gpu.py --change
-# worklog/hopper-few-tiles.md --only the 16-bit pairs.
+# The Hopper variant worklog/hopper-last-wave.md (a tile 64 wide, and K split in a part-full
+# last wave) measured on a Hopper GPU in one call: gemm.md with it against gemm.md, taking
+# turns in one run (compare_gpu.py, TN); then, with the variant's build, the 64-wide tile's
+# speed where the waves are full (8192^3, --hopper-width=64 against 256), the split's share
+# (--split-k=1 against the choice), and every kernel at each problem (--kernel=all, whose
+# report names the fastest). Its check: scripts/check_gpu.py --change
+# worklog/hopper-last-wave.md --only the 16-bit pairs. Every run is cut off after 120 s.
 #
-#   bash scripts/few_tiles_gpu.sh [SIZES]      SIZES: N or MxNxK, comma-separated
+#   bash scripts/last_wave_gpu.sh [SIZES]      SIZES: N or MxNxK, comma-separated
 #
-# Results go to $OUT (default build/few-tiles).
+# Results go to $OUT (default build/last-wave).
 set -u
 cd "$(dirname "$0")/.."
-OUT=${OUT:-build/few-tiles}
+OUT=${OUT:-build/last-wave}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-sizes=${1:-512,1024,2048,256x256x8192,512x512x16384,1024x1024x16384}
+sizes=${1:-512,1024,3000,256x256x8192,4096x11008x4096}
 pairs=$(python3 -c 'import sys; sys.path.insert(0, "scripts"); import gemmlib
 print(" ".join(p for p, e in gemmlib.pairs().items() if "wgmma" in e["kernels"]))') || exit 1
-python3 scripts/compare_gpu.py --new-change hopper-few-tiles --sizes "$sizes" --layouts TN \
+python3 scripts/compare_gpu.py --new-change hopper-last-wave --sizes "$sizes" --layouts TN --timeout 120 \
     --rounds 3 --out "$OUT/compare.csv" 2>&1 | tee "$OUT/compare.txt"
 compared=${PIPESTATUS[0]}
 failed=0
@@ -27,7 +27,7 @@ first=$(echo $pairs | cut -d' ' -f1)
 run() {   # run PAIR OPTIONS SIZE...: one CSV run of the new build, its options in the first column
     local pair=$1 options=$2
     shift 2
-    build/compare/new-$pair-TN "$@" $options --csv --repeat 20 > "$OUT/run.tmp" 2> "$OUT/run.err" || {
+    timeout 120 build/compare/new-$pair-TN "$@" $options --csv --repeat 20 > "$OUT/run.tmp" 2> "$OUT/run.err" || {
         failed=1; echo "FAIL $pair $* $options: $(tail -n 2 "$OUT/run.err")"; }
     sed "s/^/\"$options\",/" "$OUT/run.tmp" >> "$OUT/runs.csv"
 }
