@@ -9,17 +9,20 @@
 #   bash scripts/gpu_session.sh parts     the measurement builds of the shipped kernel
 #   bash scripts/gpu_session.sh sweep     the sweep's measurements (sweep.py run; report elsewhere)
 #   bash scripts/gpu_session.sh widths    the Hopper kernel's tile widths (hopper_widths.py)
+#   bash scripts/gpu_session.sh floors --part I/N
+#                                         the Hopper kernel against its floors (floors.py run)
+#   bash scripts/gpu_session.sh last-wave the variant hopper-last-wave.md (last_wave_gpu.sh)
 #
 # Each piece first prints the GPU, its clocks and the commit, so that the
 # logs say where and on what they were measured. The scripts it runs find the
 # GPU, and say so in one line when there is none.
 set -u
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { echo "usage: bash scripts/gpu_session.sh check|worklog|parts|sweep|widths [ARGS]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bash scripts/gpu_session.sh check|worklog|parts|sweep|widths|floors|last-wave [ARGS]" >&2; exit 2; }
 piece=$1
 shift
 case $piece in
-    check|worklog|parts|sweep|widths) ;;
+    check|worklog|parts|sweep|widths|floors|last-wave) ;;
     *) echo "gpu_session: no piece called '$piece'" >&2; exit 2 ;;
 esac
 OUT=${OUT:-build/session}
@@ -38,6 +41,8 @@ case $piece in
     parts)   cmd=(python3 scripts/worklog.py run --no-steps --parts all --out "$OUT") ;;
     sweep)   cmd=(python3 scripts/sweep.py run "$@" --out "$OUT") ;;
     widths)  cmd=(python3 scripts/hopper_widths.py "$@" --out "$OUT") ;;
+    floors)  cmd=(python3 scripts/floors.py run "$@" --out "$OUT") ;;
+    last-wave) cmd=(env OUT="$OUT" bash scripts/last_wave_gpu.sh "$@") ;;
 esac
 "${cmd[@]}" 2>&1 | tee "$OUT/$piece.txt"
 exit "${PIPESTATUS[0]}"

@@ -51,6 +51,9 @@ def test_every_tile_width_has_its_own_wgmma_and_no_spills(gemm_cu, tmp_path):
         assert kernel.count("mbarrier.arrive.shared::cta.b64") == 2, width   # in the loop, and after it
         assert "setmaxnreg.dec.sync.aligned.u32 40" in kernel and "setmaxnreg.inc.sync.aligned.u32 232" in kernel
     assert "C7508" not in report and "C7510" not in report, report
+    # Split K's second kernel, one per width: it sums a split tile's slices from the workspace.
+    sums = re.findall(r"(?m)^\.visible \.entry _Z\d+sum_hopper_slicesILi(\d+)E", (tmp_path / "k.ptx").read_text())
+    assert sorted(map(int, sums)) == sorted(widths), sums
     functions = re.findall(r"Compiling entry function '(_Z10gemm_wgmma\w+)'.*?(\d+) bytes spill stores, "
                            r"(\d+) bytes spill loads", report, re.S)
     assert len(functions) == len(widths) and all(st == ld == "0" for _, st, ld in functions), functions
