@@ -41,6 +41,7 @@ PROBLEMS = ([(n, n, n) for n in (256, 512, 1024, 2048, 3000, 4096, 8192, 16384)]
 LARGE_FLOOR = 1.00       # share of cuBLAS from 2048 up
 SMALL_FLOOR_1024 = 0.80  # share of cuBLAS at 1024^3
 BUILD = gemmlib.REPO / "build" / "floors"
+RUN_TIMEOUT = 300        # seconds: a run that hangs fails alone
 
 
 def parse_part(text):
@@ -206,15 +207,20 @@ def run(args):
                   f"# source: gemm.md at {sweep.source_revision()}\n{header}\n")
         for n, ((pair, layout), problem) in enumerate(runs, 1):
             repeat = sweep.REPEAT_LARGE if math.prod(problem) >= sweep.LARGE ** 3 else sweep.REPEAT
-            result = gemmlib.run(built[(pair, layout)], [*map(str, problem), "--kernel=all", "--csv",
-                                 "--verify=sample", "--warmup", str(sweep.WARMUP), "--repeat", str(repeat)])
-            out.write(result.stdout)
-            if result.returncode != 0:
+            try:
+                result = gemmlib.run(built[(pair, layout)], [*map(str, problem), "--kernel=all", "--csv",
+                                     "--verify=sample", "--warmup", str(sweep.WARMUP), "--repeat", str(repeat)],
+                                     timeout=RUN_TIMEOUT)
+                stdout, code = result.stdout, result.returncode
+            except subprocess.TimeoutExpired:
+                stdout, code = "", f"no answer in {RUN_TIMEOUT} s"
+            out.write(stdout)
+            if code != 0:
                 failed += 1
-                out.write(f"# failed: {pair} {layout} {'x'.join(map(str, problem))}, exit {result.returncode}\n")
+                out.write(f"# failed: {pair} {layout} {'x'.join(map(str, problem))}, exit {code}\n")
             out.flush()
-            print(f"[{n}/{len(runs)}] {pair} {layout} {'x'.join(map(str, problem))}: exit "
-                  f"{result.returncode}, {sweep.format_duration(time.monotonic() - start)}", flush=True)
+            print(f"[{n}/{len(runs)}] {pair} {layout} {'x'.join(map(str, problem))}: exit {code}, "
+                  f"{sweep.format_duration(time.monotonic() - start)}", flush=True)
     print(path)
     return 1 if failed else 0
 
