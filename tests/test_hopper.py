@@ -192,6 +192,8 @@ def test_the_last_wave_variant_has_a_64_wide_tile_and_splits_the_last_wave(tmp_p
     plans = [((8192, 8192, 8192), "128 x 256; K in 1 slice."),             # 16 waves less 68 tiles
              ((4096, 4096, 4096), "128 x 256; K in 1 slice."),             # 256 tiles: 124 of 132 last
              ((3000, 3000, 3000), "128 x 256; K in 5 slices for the last 24 of its 288 tiles."),
+             # the GPU check's awkward size, fully verified there: a split last wave
+             ((2047, 2049, 1023), "128 x 256; K in 4 slices for the last 12 of its 144 tiles."),
              ((1024, 1024, 1024), "128 x 128; K in 2 slices."),            # 64 tiles, 16 steps
              ((512, 512, 512), "128 x 64; K in 2 slices."),                # 32 tiles of 8 steps
              ((256, 256, 8192), "128 x 64; K in 16 slices."),              # 8 tiles, a long K
