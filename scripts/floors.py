@@ -139,8 +139,9 @@ def make_plot(meta, rows, path):
     for axis, pair in zip(axes[0], pairs):
         layouts = sorted({l for t, l, _ in found if t == pair})
         for marker, layout in zip(markers, layouts):
-            points = sorted((math.prod(p) ** (1 / 3), judge(s, p)[0]) for (t, l, p), s in found.items()
-                            if t == pair and l == layout and judge(s, p) is not None)
+            judged = [(math.prod(p) ** (1 / 3), judge(s, p)) for (t, l, p), s in found.items()
+                      if t == pair and l == layout]
+            points = sorted((x, j[0]) for x, j in judged if j is not None)
             axis.plot([x for x, _ in points], [100 * y for _, y in points], marker, fillstyle="none",
                       label=layout)
         axis.axhline(100, color="grey", linewidth=0.8)
