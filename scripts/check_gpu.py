@@ -66,6 +66,8 @@ def runs(quick):
     plan.append((WIDE, "full", 0, 1, ["--tile=all", "--beta", "0"]))
     if not quick:   # few tiles and a long K: the tiled kernel splits it by its choice
         plan.append(("64x64x16384", "full", 0, 1, []))
+        # the Hopper kernel's choice: 1 of its 133 tiles in 8 slices of K, the others whole
+        plan.append(("769x4751x2100", "full", 0, 1, []))
     return plan
 
 

@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# The Hopper variant worklog/hopper-last-wave.md (a tile 64 wide, and K split in a part-full
-# last wave) measured on a Hopper GPU in one call: gemm.md with it against gemm.md, taking
-# turns in one run (compare_gpu.py, TN); then, with the variant's build, the 64-wide tile's
-# speed where the waves are full (8192^3, --hopper-width=64 against 256), the split's share
-# (--split-k=1 against the choice), and every kernel at each problem (--kernel=all, whose
-# report names the fastest). Its check: scripts/check_gpu.py --change
-# worklog/hopper-last-wave.md --only the 16-bit pairs. Every run is cut off after 120 s.
+# Step H8 of the Hopper kernel (a tile 64 wide, and K split in a part-full last wave) against
+# step H7 (gemm.md with worklog/hopper-whole-waves.md), on a Hopper GPU in one call: the two
+# taking turns in one run (compare_gpu.py, TN); then, with gemm.md's build, the split's share
+# (--split-k=1 against the choice) and every kernel at each problem (--kernel=all, whose
+# report names the fastest); and a problem whose last wave is split, verified in full for
+# each 16-bit pair. Every run is cut off after 120 s.
 #
 #   bash scripts/last_wave_gpu.sh [SIZES]      SIZES: N or MxNxK, comma-separated
 #
@@ -15,10 +14,10 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-build/last-wave}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-sizes=${1:-512,1024,3000,256x256x8192,4096x11008x4096}
+sizes=${1:-512,768,1024,256x256x8192,4096x11008x4096}
 pairs=$(python3 -c 'import sys; sys.path.insert(0, "scripts"); import gemmlib
 print(" ".join(p for p, e in gemmlib.pairs().items() if "wgmma" in e["kernels"]))') || exit 1
-python3 scripts/compare_gpu.py --new-change hopper-last-wave --sizes "$sizes" --layouts TN --timeout 120 \
+python3 scripts/compare_gpu.py --base-change hopper-whole-waves --sizes "$sizes" --layouts TN --timeout 120 \
     --rounds 3 --out "$OUT/compare.csv" 2>&1 | tee "$OUT/compare.txt"
 compared=${PIPESTATUS[0]}
 failed=0
@@ -27,19 +26,18 @@ first=$(echo $pairs | cut -d' ' -f1)
 run() {   # run PAIR OPTIONS SIZE...: one CSV run of the new build, its options in the first column
     local pair=$1 options=$2
     shift 2
-    timeout 120 build/compare/new-$pair-TN "$@" $options --csv --repeat 20 > "$OUT/run.tmp" 2> "$OUT/run.err" || {
+    timeout 120 build/compare/new-$pair-TN "$@" $options --csv > "$OUT/run.tmp" 2> "$OUT/run.err" || {
         failed=1; echo "FAIL $pair $* $options: $(tail -n 2 "$OUT/run.err")"; }
     sed "s/^/\"$options\",/" "$OUT/run.tmp" >> "$OUT/runs.csv"
 }
 for pair in $pairs; do
-    for width in 256 64; do
-        run "$pair" "--kernel=wgmma --hopper-width=$width" 8192 8192 8192
-    done
+    # 1 of its 133 tiles 256 wide in 8 slices, the other 132 whole
+    run "$pair" "--kernel=wgmma --verify=full --cublas=off --repeat 1" 769 4751 2100
     for size in ${sizes//,/ }; do
         dims=${size//x/ }
         [ "$size" = "${size/x/}" ] && dims="$size $size $size"
-        run "$pair" "--kernel=wgmma --split-k=1" $dims
-        run "$pair" "--kernel=all" $dims
+        run "$pair" "--kernel=wgmma --split-k=1 --repeat 20" $dims
+        run "$pair" "--kernel=all --repeat 20" $dims
     done
 done
 rm -f "$OUT/run.tmp" "$OUT/run.err"

@@ -901,7 +901,7 @@ def test_plan_honours_a_forced_tile(gemm):
 # The Hopper kernel's choices on an H100 (132 multiprocessors), as --plan gives them: the width
 # the waves favour, and K whole unless --split-k splits it (as far as K has steps of 64).
 HOPPER_PLANS = [((8192, 8192, 8192), 256, 1), ((3000, 3000, 3000), 192, 1),
-                ((1024, 1024, 1024), 128, 1), ((256, 256, 8192), 128, 1), ((17, 33, 65), 128, 1)]
+                ((1024, 1024, 1024), 64, 1), ((256, 256, 8192), 64, 16), ((17, 33, 65), 64, 1)]
 
 
 @pytest.mark.parametrize("size, width, slices", HOPPER_PLANS)

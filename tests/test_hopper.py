@@ -174,12 +174,13 @@ def test_the_steps_before_persistence_take_a_tile_per_block(tmp_path):
     assert "return (unsigned)blocks;" in text and "hopper_tile<HOPPER_BN>(blockIdx.x, Mp, Np)" in text
 
 
-def test_the_last_wave_variant_has_a_64_wide_tile_and_splits_the_last_wave(tmp_path):
-    """worklog/hopper-last-wave.md, the experiment: a kernel 64 wide (four m64n64k16 per stage,
-    no spills) that the waves choose where tiles are few, and the tiles of a part-full last
-    wave split along K by its rule (--plan on an H100's 132 multiprocessors)."""
-    cu = gemmlib.tangle(tmp_path / "last.cu", changes=("hopper-last-wave",))
-    exe = tmp_path / "last"
+def test_the_64_wide_tile_and_the_split_last_wave(tmp_path):
+    """Step H8, as shipped: a kernel 64 wide (four m64n64k16 per stage, no spills) that the
+    waves choose where tiles are few, and the tiles of a part-full last wave split along K
+    where that shortens the wave (--plan on an H100's 132 multiprocessors); step H7 never
+    splits."""
+    cu = gemmlib.tangle(tmp_path / "h8.cu")
+    exe = tmp_path / "h8"
     built = gemmlib.nvcc(cu, exe, config_defines("F16_IN_F32_OUT", None, 0, 1) + ["-Xptxas", "-v"],
                          gpu=HOPPER, keep=True)
     assert built.returncode == 0, built.stderr
@@ -189,16 +190,22 @@ def test_the_last_wave_variant_has_a_64_wide_tile_and_splits_the_last_wave(tmp_p
     functions = re.findall(r"Compiling entry function '(_Z10gemm_wgmma\w+)'.*?(\d+) bytes spill stores, "
                            r"(\d+) bytes spill loads", built.stderr, re.S)
     assert len(functions) == len(widths) and all(st == ld == "0" for _, st, ld in functions), functions
-    plans = [((8192, 8192, 8192), "128 x 256; K in 1 slice."),             # 16 waves less 68 tiles
-             ((4096, 4096, 4096), "128 x 256; K in 1 slice."),             # 256 tiles: 124 of 132 last
-             ((3000, 3000, 3000), "128 x 256; K in 5 slices for the last 24 of its 288 tiles."),
-             # the GPU check's awkward size, fully verified there: a split last wave
-             ((2047, 2049, 1023), "128 x 256; K in 4 slices for the last 12 of its 144 tiles."),
-             ((1024, 1024, 1024), "128 x 128; K in 2 slices."),            # 64 tiles, 16 steps
-             ((512, 512, 512), "128 x 64; K in 2 slices."),                # 32 tiles of 8 steps
-             ((256, 256, 8192), "128 x 64; K in 16 slices."),              # 8 tiles, a long K
-             ((17, 33, 65), "128 x 64; K in 1 slice.")]
+    plans = [((4096, 4096, 4096), "128 x 256; K in 1 slice."),             # 256 tiles: 124 of 132 last
+             ((2047, 2049, 1023), "128 x 192; K in 1 slice."),             # 16 steps: too few to split
+             ((512, 512, 512), "128 x 64; K in 1 slice."),                 # 32 tiles of 8 steps
+             ((4096, 11008, 4096), "128 x 256; K in 2 slices for the last 56 of its 1376 tiles."),
+             # the GPU check's problem with a split last wave, fully verified there
+             ((769, 4751, 2100), "128 x 256; K in 8 slices for the last 1 of its 133 tiles.")]
     for size, words in plans:
         plan = subprocess.run([str(exe), "--plan=h100", *map(str, size)], capture_output=True, text=True)
         assert plan.returncode == 0, plan.stderr
+        assert f"The Hopper kernel's tile: {words}" in plan.stdout, (size, plan.stdout)
+    # Step H7: the same kernels less the 64-wide one, K whole unless --split-k says otherwise.
+    cu, defines = step_source(tmp_path, "h-tma-store")
+    exe = tmp_path / "h7"
+    built = gemmlib.nvcc(cu, exe, config_defines("F16_IN_F32_OUT", None, 0, 1) + defines, gpu=HOPPER)
+    assert built.returncode == 0, built.stderr
+    for size, words in [((256, 256, 8192), "128 x 128; K in 1 slice."), ((1024, 1024, 1024), "128 x 128; K in 1 slice."),
+                        ((769, 4751, 2100), "128 x 128; K in 1 slice.")]:
+        plan = subprocess.run([str(exe), "--plan=h100", *map(str, size)], capture_output=True, text=True)
         assert f"The Hopper kernel's tile: {words}" in plan.stdout, (size, plan.stdout)

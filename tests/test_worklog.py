@@ -556,22 +556,25 @@ def test_plan_of_the_hopper_steps():
     jobs = worklog.plan(types, Args(no_steps=True, hopper=True))
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT")
-        for k in ("h-one-role", "h-roles", "h-grouped", "h-batched", "h-widths", "h-persistent", "h-tma-store")]
+        for k in ("h-one-role", "h-roles", "h-grouped", "h-batched", "h-widths", "h-persistent", "h-tma-store",
+                  "h-last-wave")]
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-explore"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT")
-        for k in ("h-prefetch", "h-spread", "h-spread-all", "h-last-wave")]
+        for k in ("h-prefetch", "h-spread", "h-spread-all")]
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-part"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT") for k in ("h-math", "h-copies", "h-no-epilogue")]
     assert all(kind.startswith("hopper") for *_, kind in jobs)
     steps = {k: s for k, _, s in worklog.hopper_steps()}
-    assert steps["h-tma-store"] == {}, "the last step is the shipped kernel"
-    before = ("hopper-direct-epilogue", "hopper-one-width", "hopper-one-tile")
+    assert steps["h-last-wave"] == {}, "the last step is the shipped kernel"
+    whole = ("hopper-whole-waves",)   # before H8, the host never splits K
+    assert steps["h-tma-store"] == {"changes": whole}
+    before = whole + ("hopper-direct-epilogue", "hopper-one-width", "hopper-one-tile")
     assert steps["h-roles"] == {"GROUP_M": 1, "changes": before}
     assert steps["h-grouped"] == {"changes": before}
-    batched = ("hopper-batched-stores",) + before[1:]
+    batched = whole + ("hopper-batched-stores",) + before[2:]
     assert steps["h-batched"] == {"changes": batched}
-    assert steps["h-widths"] == {"changes": batched[:1] + batched[2:]}
-    assert steps["h-persistent"] == {"changes": batched[:1]}
+    assert steps["h-widths"] == {"changes": whole + ("hopper-batched-stores", "hopper-one-tile")}
+    assert steps["h-persistent"] == {"changes": whole + ("hopper-batched-stores",)}
     # --steps picks steps, variants and parts by their keys.
     picked = worklog.plan(types, Args(no_steps=True, hopper=True, steps="h-persistent,h-math"))
     assert [(k, kind) for _, k, _, kind in picked] == [("h-persistent", "hopper"), ("h-math", "hopper-part")] * 2
@@ -588,14 +591,15 @@ def test_the_hopper_table_of_a_worklog_csv(tmp_path):
         "h-batched,hopper,x,F16_IN_F32_OUT,wgmma,580,PASS,8192",
         "h-widths,hopper,x,F16_IN_F32_OUT,wgmma,590,PASS,8192",
         "h-persistent,hopper,x,F16_IN_F32_OUT,wgmma,595,PASS,8192",
-        "h-tma-store,hopper,x,F16_IN_F32_OUT,wgmma,600,PASS,8192",
-        "h-tma-store,hopper,x,F16_IN_F32_OUT,cublas,750,PASS,8192",
+        "h-tma-store,hopper,x,F16_IN_F32_OUT,wgmma,598,PASS,8192",
+        "h-last-wave,hopper,x,F16_IN_F32_OUT,wgmma,600,PASS,8192",
+        "h-last-wave,hopper,x,F16_IN_F32_OUT,cublas,750,PASS,8192",
         "h-roles,hopper,x,BF16_IN_F32_OUT,wgmma,440,FAIL,8192",
         "h-math,hopper-part,x,F16_IN_F32_OUT,wgmma,700,,8192",
         "h-math,hopper-part,x,F16_IN_F32_OUT,wgmma,333,,3000",
         "h-batched,hopper,x,F16_IN_F32_OUT,wgmma,410,PASS,3000",
-        "h-tma-store,hopper,x,F16_IN_F32_OUT,wgmma,500,PASS,3000",
-        "h-tma-store,hopper,x,F16_IN_F32_OUT,cublas,555,PASS,3000",
+        "h-last-wave,hopper,x,F16_IN_F32_OUT,wgmma,500,PASS,3000",
+        "h-last-wave,hopper,x,F16_IN_F32_OUT,cublas,555,PASS,3000",
         "h-prefetch,hopper-explore,x,F16_IN_F32_OUT,wgmma,650,PASS,8192"]]
     path = tmp_path / "w.csv"
     path.write_text("# gpu: test\n" + header + "\n".join(lines) + "\n")
