@@ -2,7 +2,7 @@
 """The Hopper kernel against its floors, on a Hopper GPU: every pair it takes and every layout.
 
     python3 scripts/floors.py run [--part 1/2] [--types F16_IN_F32_OUT,...] [--out results]
-    python3 scripts/floors.py report results/X-floors-1.csv [results/X-floors-2.csv ...]
+    python3 scripts/floors.py report results/X-floors-1.csv [results/X-floors-2.csv ...] [--into gemm.md]
 
 `run` builds the shipped gemm.md for every pair that has the Hopper kernel (./gemm
 --describe) in each of its layouts, and runs each at every problem of PROBLEMS with
@@ -157,7 +157,22 @@ def make_plot(meta, rows, path):
     plt.close(figure)
 
 
-def report(paths):
+def post_table(meta, rows, paths):
+    """The table for gemm.md's results chapter: make_table with the pairs' short names, and a
+    line that says where and how it was measured."""
+    table = make_table(meta, rows)
+    for pair, entry in gemmlib.pairs().items():
+        table = table.replace(f"| {pair} |", f"| {entry['short']} |")
+    body = table.split("\n", 2)[2]   # without the first line, which the line below replaces
+    files = ", ".join(f"`{Path(p).name}`" for p in paths)
+    return (body + f"\nMeasured on {meta.get('gpu', 'a GPU')}, {meta.get('date', 'an unknown date')}, by "
+            f"`bash scripts/gpu_session.sh floors --part I/N`: every kernel and cuBLAS in one process, "
+            f"the median of ten launches (five from 16384³ of work up) after three warm-ups, each "
+            f"run verified on a sample.^[Made by `python3 scripts/floors.py report --into gemm.md` "
+            f"from {files} in `results/`.]\n")
+
+
+def report(paths, into=None):
     meta, rows = {}, []
     for path in paths:
         m, r = sweep.read_csv(path)
@@ -173,6 +188,12 @@ def report(paths):
     if sweep.have_matplotlib():
         make_plot(meta, rows, stem.with_suffix(".svg"))
         print(stem.with_suffix(".svg"))
+    if into:   # the results chapter's table, between its markers
+        import worklog
+        document = Path(into).read_text(encoding="utf-8")
+        Path(into).write_text(worklog.insert_table(document, post_table(meta, rows, paths), "floors"),
+                              encoding="utf-8")
+        print(f"floors.py: the table written into {into}")
 
 
 def run(args):
@@ -236,8 +257,9 @@ def main(argv=None):
     p_run.add_argument("--out", type=Path, default=gemmlib.REPO / "results")
     p_report = commands.add_parser("report", help="the table and plot of floors CSVs")
     p_report.add_argument("csv", type=Path, nargs="+")
+    p_report.add_argument("--into", type=Path, help="also write the table between the floors markers of this file")
     args = parser.parse_args(argv)
-    return run(args) if args.command == "run" else report(args.csv)
+    return run(args) if args.command == "run" else report(args.csv, args.into)
 
 
 if __name__ == "__main__":
