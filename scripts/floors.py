@@ -167,7 +167,7 @@ def post_table(meta, rows, paths):
     files = ", ".join(f"`{Path(p).name}`" for p in paths)
     return (body + f"\nMeasured on {meta.get('gpu', 'a GPU')}, {meta.get('date', 'an unknown date')}, by "
             f"`bash scripts/gpu_session.sh floors --part I/N`: every kernel and cuBLAS in one process, "
-            f"the median of ten launches (five from 16384³ of work up) after three warm-ups, each "
+            f"the median of ten launches (five where M·N·K is 16384³ or more) after three warm-ups, each "
             f"run verified on a sample.^[Made by `python3 scripts/floors.py report --into gemm.md` "
             f"from {files} in `results/`.]\n")
 

@@ -181,7 +181,7 @@ HOPPER_EXPECTED = {"h-one-role": "half to three quarters of full speed",
                    "h-batched": "up to +20 %", "h-widths": "nothing at 8192³; 1.17× at 3000³",
                    "h-persistent": "a few per cent",
                    "h-tma-store": "up to the +10–13 % the epilogue costs",
-                   "h-last-wave": "1.3× at 1024³ only"}
+                   "h-last-wave": "1.3× at 1024³, none at 8192³"}
 HOPPER_TYPES = tuple(t for t, p in PAIRS.items() if "wgmma" in p["kernels"])
 
 

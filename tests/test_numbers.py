@@ -553,7 +553,7 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     T3 = {(r["step"], r["impl"], r["type"], int(r["M"])): r["etops"] for r in rows3}
     steps = [key for key, _, _ in worklog.hopper_steps()]
     at = {n: {key: [T3[(key, "wgmma", t, n)] for t in SIXTEEN] for key in steps} for n in (8192, 3000, 1024)}
-    assert "loading C in batches gave 9 to 20 %" in text
+    assert "loading C in batches gave 9 to 20 % at $8192^3$" in text
     assert pct_range([x - 1 for x in ratio("h-batched", "h-grouped", at[8192])]) == "9–20"
     assert "the width chosen by the waves gave 1.22 times (1.17 predicted)" in text
     assert round(shown(at[3000]["h-widths"][0]) / shown(at[3000]["h-batched"][0]), 2) == 1.22
@@ -571,8 +571,8 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     # The second run's steps 1 to 6 beside the first's, which Appendix F quotes.
     shown_cells = [(k, t, n) for k in keys[:6] for t in SIXTEEN for n in (8192, 3000)
                    if n == 8192 or t == SIXTEEN[0]]
-    assert all(abs(T[(k, "wgmma", t, n)] / H[(k, "wgmma", t, n)] - 1) < 0.05 for k, t, n in shown_cells)
-    assert "whose cells for steps 1 to 6 lie within 5 % of the first's" in text
+    assert all(abs(T3[(k, "wgmma", t, n)] / H[(k, "wgmma", t, n)] - 1) < 0.06 for k, t, n in shown_cells)
+    assert "whose cells for steps 1 to 6 lie within 6 % of the first's" in text
     # The epilogue's experiments (Appendix G).
     epilogue = {}
     for size in (8192, 4096, 3000):
@@ -762,8 +762,10 @@ def test_the_results_chapter_is_its_session():
     assert "Below 2048 the Hopper kernel beats the tiled kernel in every cell" in text
     large = {cell: s["wgmma"] / s["cublas"] for cell, s in found.items() if min(cell[2]) >= 2048}
     worst = min(large, key=large.get)
-    assert round(100 * (1 - large[worst])) == 12 and math.prod(worst[2]) >= 4096 ** 3
-    assert "it falls up to 12 % short, most at the largest problems" in text
+    assert round(100 * (1 - large[worst])) == 12 and worst[2] == (8192, 28672, 8192)
+    assert "from 2048 up it falls up to 12 % short of cuBLAS, most at $3000^3$ and the largest layer shape" in text
+    cubes = sorted((s, p) for (_, _, p), s in large.items() if p[0] == p[1] == p[2])
+    assert cubes[0][1] == (3000, 3000, 3000), "of the cubes, 3000^3 is furthest below cuBLAS"
     # the GPU check the chapter cites: two calls whose counts add up to the one quoted
     counts = []
     for part in ("16bit", "others"):
@@ -839,7 +841,9 @@ def test_step_h8_in_appendix_f_is_its_measurements():
     assert pct_range(layer) == "0–1" and "+0 to +1 % at $4096 \\times 11008 \\times 4096$" in text
     at1024 = {t: v[1] for (t, size), v in h8.items() if size == "1024x1024x1024"}
     assert pct_range([at1024[F16], at1024[BF16]]) == "80–81" and round(100 * at1024[F16F16]) == 111
-    assert "the pairs with `float` results now reach 80–81 % of cuBLAS, f16→f16 111 %" in text
+    assert "at $1024^3$, the pairs with `float` results reach 80–81 % of cuBLAS, f16→f16 111 %" in text
+    at3000 = [1 - v[2] for (t, size), v in first.items() if size == "3000x3000x3000"]
+    assert pct_range(at3000) == "3–6" and "24 tiles in 5 slices ran 3 to 6 % slower than 192 columns unsplit" in text
     # the split last wave the check verified in full, for each pair
     verified = [r for r in csv.DictReader((REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-h8-runs.csv")
                                           .open(encoding="utf-8")) if "--verify=full" in r["options"]]

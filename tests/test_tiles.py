@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 
 from conftest import GPUS, PAIRS as REGISTRY_PAIRS, TYPES
+import gemmlib
+
+HOPPER_WIDTHS = gemmlib.registry()["hopper_widths"]   # the Hopper kernel's widths, as --describe lists them
 
 REPO = Path(__file__).resolve().parent.parent
 TILES_CSV = REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-tiles.csv"
@@ -211,7 +214,7 @@ def test_tiles_that_do_not_fit_are_never_chosen(tn):
     (["--split-k=0"], ["--split-k", "1", "16"]),
     (["--split-k=17"], ["--split-k", "1", "16"]),
     (["--split-k=2", "--kernel=simple"], ["--split-k", "--kernel=simple"]),
-    (["--hopper-width=100"], ["--hopper-width=100", "256, 192 or 128"]),
+    (["--hopper-width=100"], ["--hopper-width=100"] + [str(w) for w in HOPPER_WIDTHS]),
     (["--hopper-width=abc"], ["--hopper-width"]),
     (["--hopper-width=192", "--kernel=tiled"], ["--hopper-width", "--kernel"]),
     (["--hopper-width=128", "--cpu-only"], ["--hopper-width", "--cpu-only"]),
