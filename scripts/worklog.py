@@ -208,7 +208,9 @@ HOPPER_VARIANTS = [("h-prefetch", "C prefetched into L2 eight steps before the e
                    ("h-spread", "C prefetched into L2 a few rows a step over the last 32 steps",
                     {"changes": ("hopper-spread-c",)}),
                    ("h-spread-all", "C prefetched into L2 a row a step over the whole of K",
-                    {"HOPPER_SPREAD_C": 0, "changes": ("hopper-spread-c",)})]
+                    {"HOPPER_SPREAD_C": 0, "changes": ("hopper-spread-c",)}),
+                   ("h-ping-pong", "two consumer groups taking turns, a tile of 128 rows each",
+                    {"changes": ("hopper-ping-pong",)})]
 
 # The Hopper kernel with part of its work left out (kind "hopper-part", timed without
 # verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue.

@@ -209,3 +209,29 @@ def test_the_64_wide_tile_and_the_split_last_wave(tmp_path):
                         ((769, 4751, 2100), "128 x 128; K in 1 slice.")]:
         plan = subprocess.run([str(exe), "--plan=h100", *map(str, size)], capture_output=True, text=True)
         assert f"The Hopper kernel's tile: {words}" in plan.stdout, (size, plan.stdout)
+
+
+def test_the_ping_pong_variant_takes_turns_without_spills(tmp_path):
+    """worklog/hopper-ping-pong.md, the experiment: each consumer group a whole tile of 128
+    rows (two m64 accumulators, at most 128 columns), the groups' main loops ordered by two
+    named barriers of 256 threads, a stage freed by one group's four warps; no spills in any
+    layout's build, and the waves choose among its widths only."""
+    cu = gemmlib.tangle(tmp_path / "pp.cu", changes=("hopper-ping-pong",))
+    text = cu.read_text()
+    assert "constexpr int HOPPER_EMPTY_ARRIVALS = 4;" in text and "constexpr int HOPPER_STAGES = 6" in text
+    exe = tmp_path / "pp"
+    built = gemmlib.nvcc(cu, exe, config_defines("F16_IN_F32_OUT", None, 0, 1) + ["-Xptxas", "-v"],
+                         gpu=HOPPER, keep=True)
+    assert built.returncode == 0, built.stderr
+    widths = kernels_by_width(exe.with_suffix(".ptx"))
+    assert sorted(widths) == [64, 128], sorted(widths)
+    for kernel in widths.values():
+        assert re.search(r"bar\.sync\s+%r\d+, 256;", kernel) and re.search(r"bar\.arrive\s+%r\d+, 256;", kernel)
+        assert len(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n\d+k16", kernel)) == 2 * 4   # two halves
+    functions = re.findall(r"Compiling entry function '(_Z10gemm_wgmma\w+)'.*?(\d+) bytes spill stores, "
+                           r"(\d+) bytes spill loads", built.stderr, re.S)
+    assert len(functions) == 2 and all(st == ld == "0" for _, st, ld in functions), functions
+    plan = subprocess.run([str(exe), "--plan=h100", "8192", "8192", "8192"], capture_output=True, text=True)
+    # 4096 tiles: the last 4 split, HOPPER_SPLIT_COST counting in steps of this widest tile
+    assert "The Hopper kernel's tile: 128 x 128; K in 16 slices for the last 4 of its 4096 tiles." \
+        in plan.stdout, plan.stdout
