@@ -190,6 +190,8 @@ def test_the_64_wide_tile_and_the_split_last_wave(tmp_path):
     functions = re.findall(r"Compiling entry function '(_Z10gemm_wgmma\w+)'.*?(\d+) bytes spill stores, "
                            r"(\d+) bytes spill loads", built.stderr, re.S)
     assert len(functions) == len(widths) and all(st == ld == "0" for _, st, ld in functions), functions
+    frames = re.findall(r"Compiling entry function '_Z10gemm_wgmma\w+'.*?(\d+) bytes stack frame", built.stderr, re.S)
+    assert frames == ["0"] * len(widths) and "C7514" not in built.stderr, frames   # accumulators in registers
     plans = [((4096, 4096, 4096), "128 x 256; K in 1 slice."),             # 256 tiles: 124 of 132 last
              ((2047, 2049, 1023), "128 x 192; K in 1 slice."),             # 16 steps: too few to split
              ((512, 512, 512), "128 x 64; K in 1 slice."),                 # 32 tiles of 8 steps
@@ -231,6 +233,12 @@ def test_the_ping_pong_variant_takes_turns_without_spills(tmp_path):
     functions = re.findall(r"Compiling entry function '(_Z10gemm_wgmma\w+)'.*?(\d+) bytes spill stores, "
                            r"(\d+) bytes spill loads", built.stderr, re.S)
     assert len(functions) == 2 and all(st == ld == "0" for _, st, ld in functions), functions
+    # the accumulators stay in registers: no stack, and no wgmma serialised for their sake
+    frames = re.findall(r"Compiling entry function '_Z10gemm_wgmma\w+'.*?(\d+) bytes stack frame", built.stderr, re.S)
+    assert frames == ["0", "0"], frames
+    assert "C7514" not in built.stderr and "serialized" not in built.stderr
+    for kernel in widths.values():
+        assert "st.local" not in kernel and "ld.local" not in kernel
     plan = subprocess.run([str(exe), "--plan=h100", "8192", "8192", "8192"], capture_output=True, text=True)
     # 4096 tiles: the last 4 split, HOPPER_SPLIT_COST counting in steps of this widest tile
     assert "The Hopper kernel's tile: 128 x 128; K in 16 slices for the last 4 of its 4096 tiles." \
