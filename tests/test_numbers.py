@@ -424,20 +424,28 @@ HOPPER_EPILOGUE = "results/nvidia-h100-80gb-hbm3-2026-11-25-hopper-epilogue-{}.c
 HOPPER_COMPARE = "results/h100-2026-11-25-compare-persistent.csv"
 
 
+def compare_shares(path):
+    """{(pair, "MxNxK"): (the base build's median share of cuBLAS, the new build's, new / base)}
+    of a compare_gpu.py CSV: per process, the kernel's share of cuBLAS; their median."""
+    compare = list(csv.DictReader(line for line in path.open(encoding="utf-8") if not line.startswith("#")))
+    problem = lambda r: (r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}')
+    found = {}
+    for key in {problem(r) for r in compare}:
+        runs = [r for r in compare if problem(r) == key]
+        def share(build):
+            picked = [r for r in runs if r["compared"] == build]
+            return statistics.median(float(k["etops"]) / float(c["etops"]) for k, c in zip(
+                [r for r in picked if r["impl"] == "wgmma"], [r for r in picked if r["impl"] == "cublas"]))
+        found[key] = (share("base"), share("new"), share("new") / share("base"))
+    return found
+
+
 def compare_gains(path):
     """{size: [the new build's median share of cuBLAS over the base build's, - 1, per 16-bit
-    pair]} of a compare_gpu.py CSV."""
-    compare = list(csv.DictReader(line for line in path.open(encoding="utf-8") if not line.startswith("#")))
-    gains = {}
-    for size in ("8192", "4096", "3000"):
-        for t in SIXTEEN:
-            runs = [r for r in compare if r["M"] == size and r["type"] == t]
-            def share(build):   # per process, the kernel's share of cuBLAS; their median
-                picked = [r for r in runs if r["compared"] == build]
-                return statistics.median(float(k["etops"]) / float(c["etops"]) for k, c in zip(
-                    [r for r in picked if r["impl"] == "wgmma"], [r for r in picked if r["impl"] == "cublas"]))
-            gains.setdefault(size, []).append(share("new") / share("base") - 1)
-    return gains
+    pair]} of a compare_gpu.py CSV of the cubes 8192^3, 4096^3 and 3000^3."""
+    shares = compare_shares(path)
+    return {n: [shares[(t, f"{n}x{n}x{n}")][2] - 1 for t in SIXTEEN]
+            for n in ("8192", "4096", "3000") if (SIXTEEN[0], f"{n}x{n}x{n}") in shares}
 
 
 def test_the_claims_about_the_hopper_kernel_are_its_measurements():
@@ -804,19 +812,7 @@ def test_step_h8_in_appendix_f_is_its_measurements():
     """Step H8's entry: the first rule's runs (the 64-wide tile's speed, its losses) and the
     shipped step against step 7, taking turns; the split's cost is the code's constant."""
     text = " ".join(PROSE.split())
-    def turns(path):   # {(pair, size): (base share of cuBLAS, new share, new / base)}, medians per build
-        rows = list(csv.DictReader(line for line in (REPO / path).open(encoding="utf-8")
-                                   if not line.startswith("#")))
-        found = {}
-        for key in {(r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}') for r in rows}:
-            runs = [r for r in rows if (r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}') == key]
-            def share(build):
-                picked = [r for r in runs if r["compared"] == build]
-                return statistics.median(float(k["etops"]) / float(c["etops"]) for k, c in zip(
-                    [r for r in picked if r["impl"] == "wgmma"], [r for r in picked if r["impl"] == "cublas"]))
-            found[key] = (share("base"), share("new"), share("new") / share("base"))
-        return found
-    first = turns("results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-variant.csv")
+    first = compare_shares(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-variant.csv")
     lost = [1 - v[2] for (t, size), v in first.items() if size in ("512x512x512", "1024x1024x1024", "3000x3000x3000")]
     assert pct_range(lost) == "3–33" and "That rule lost 3 to 33 % at $512^3$, $1024^3$ and $3000^3$" in text
     assert all(round(v[2]) == 3 for (t, size), v in first.items() if size == "256x256x8192")
@@ -832,7 +828,7 @@ def test_step_h8_in_appendix_f_is_its_measurements():
     assert re.search(r"HOPPER_WIDTHS\[\] = \{.*\{64, 0\.55\}\};", POST)
     cost = re.search(r"constexpr double HOPPER_SPLIT_COST = (\d+);", POST)[1]
     assert f"come to about {cost} steps of the widest tile (`HOPPER_SPLIT_COST`)" in text
-    h8 = turns("results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-h8.csv")
+    h8 = compare_shares(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-h8.csv")
     small = [v[2] - 1 for (t, size), v in h8.items() if size in ("512x512x512", "768x768x768", "1024x1024x1024")]
     assert pct_range(small) == "9–26" and "+9 to +26 % at $512^3$, $768^3$ and $1024^3$" in text
     assert {f"{v[2]:.1f}" for (t, size), v in h8.items() if size == "256x256x8192"} == {"3.0"}
