@@ -62,6 +62,9 @@ def runs(quick):
         plan.append((BIG, "sample", 1, 2, []))
     # K split across blocks: forced for every tile, and where the choice splits it (16 slices).
     plan.append(("17x33x1000", "full", 0, 1, ["--tile=all", "--split-k=3"]))
+    # more units of split K than blocks: the Hopper kernel's 40 tiles in 200 slices, whose
+    # blocks take several in turn and wait for the tiles' other slices
+    plan.append(("640x2000x512", "sample", 0, 1, ["--split-k=5"]))
     # beta 0, where no kernel reads C
     plan.append((WIDE, "full", 0, 1, ["--tile=all", "--beta", "0"]))
     if not quick:   # few tiles and a long K: the tiled kernel splits it by its choice

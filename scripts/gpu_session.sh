@@ -11,7 +11,9 @@
 #   bash scripts/gpu_session.sh widths    the Hopper kernel's tile widths (hopper_widths.py)
 #   bash scripts/gpu_session.sh floors --part I/N
 #                                         the Hopper kernel against its floors (floors.py run)
-#   bash scripts/gpu_session.sh last-wave step H8 against H7 (last_wave_gpu.sh)
+#   bash scripts/gpu_session.sh last-wave [--base-change FILE] [SIZES]
+#                                         the split last wave against an earlier step
+#                                         (last_wave_gpu.sh; by default step H7)
 #
 # Each piece first prints the GPU, its clocks and the commit, so that the
 # logs say where and on what they were measured. The scripts it runs find the

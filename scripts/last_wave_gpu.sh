@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Step H8 of the Hopper kernel (a tile 64 wide, and K split in a part-full last wave) against
-# step H7 (gemm.md with worklog/hopper-whole-waves.md), on a Hopper GPU in one call: the two
-# taking turns in one run (compare_gpu.py, TN); then, with gemm.md's build, the split's share
-# (--split-k=1 against the choice) and every kernel at each problem (--kernel=all, whose
-# report names the fastest); and a problem whose last wave is split, verified in full for
-# each 16-bit pair. Every run is cut off after 120 s.
+# The Hopper kernel's split of a part-full last wave, on a Hopper GPU in one call: gemm.md
+# against an earlier step (by default step H7, gemm.md with worklog/hopper-whole-waves.md,
+# which never splits; --base-change hopper-second-kernel gives step H8), the two taking turns
+# in one run (compare_gpu.py, TN); then, with gemm.md's build, the split's share (--split-k=1
+# against the choice) and every kernel at each problem (--kernel=all, whose report names the
+# fastest); and a problem whose last wave is split, verified in full for each 16-bit pair.
+# Every run is cut off after 120 s.
 #
-#   bash scripts/last_wave_gpu.sh [SIZES]      SIZES: N or MxNxK, comma-separated
+#   bash scripts/last_wave_gpu.sh [--base-change FILE] [SIZES]    SIZES: N or MxNxK, comma-separated
 #
 # Results go to $OUT (default build/last-wave).
 set -u
@@ -14,10 +15,16 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-build/last-wave}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
+base=hopper-whole-waves
+if [ "${1:-}" = "--base-change" ]; then
+    [ $# -ge 2 ] || { echo "usage: bash scripts/last_wave_gpu.sh [--base-change FILE] [SIZES]" >&2; exit 2; }
+    base=$2
+    shift 2
+fi
 sizes=${1:-512,768,1024,256x256x8192,4096x11008x4096}
 pairs=$(python3 -c 'import sys; sys.path.insert(0, "scripts"); import gemmlib
 print(" ".join(p for p, e in gemmlib.pairs().items() if "wgmma" in e["kernels"]))') || exit 1
-python3 scripts/compare_gpu.py --base-change hopper-whole-waves --sizes "$sizes" --layouts TN --timeout 120 \
+python3 scripts/compare_gpu.py --base-change "$base" --sizes "$sizes" --layouts TN --timeout 120 \
     --rounds 3 --out "$OUT/compare.csv" 2>&1 | tee "$OUT/compare.txt"
 compared=${PIPESTATUS[0]}
 failed=0
