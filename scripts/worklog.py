@@ -166,8 +166,7 @@ def explore_variants(type_pair):
 # the first as a change file, then the shipped block with its blocks in plain row order, then
 # grouped, all three with the epilogue of one element at a time; then the batched epilogue,
 # the width chosen by the waves, the persistent blocks, the epilogue through shared memory
-# and the TMA, the 64-wide tile and split last wave, and the shipped kernel, which adds a split
-# tile's slices itself.
+# and the TMA, and the 64-wide tile and split last wave of the shipped kernel.
 HOPPER_STEP_TITLES = {"h-one-role": "H1. TMA and wgmma, no producer, 2 stages",
                       "h-roles": "H2. a producer warp group, setmaxnreg, 4 stages",
                       "h-grouped": "H3. blocks grouped by 8 rows",
@@ -175,23 +174,20 @@ HOPPER_STEP_TITLES = {"h-one-role": "H1. TMA and wgmma, no producer, 2 stages",
                       "h-widths": "H5. the tile's width chosen by the waves",
                       "h-persistent": "H6. a block per multiprocessor, tile after tile",
                       "h-tma-store": "H7. C stored by the TMA from shared memory",
-                      "h-last-wave": "H8. a 64-wide tile; the last wave's K split",
-                      "h-sum-inside": "H9. the split tile's slices added inside the kernel: as shipped"}
+                      "h-last-wave": "H8. a 64-wide tile; the last wave's K split: as shipped"}
 # What each was expected to do, as EXPECTED for the tiled kernel (Appendix F reasons it out).
 HOPPER_EXPECTED = {"h-one-role": "half to three quarters of full speed",
                    "h-roles": "most of H1's stops gone", "h-grouped": "a prototype's 82–102 % of cuBLAS",
                    "h-batched": "up to +20 %", "h-widths": "nothing at 8192³; 1.17× at 3000³",
                    "h-persistent": "a few per cent",
                    "h-tma-store": "up to the +10–13 % the epilogue costs",
-                   "h-last-wave": "1.3× at 1024³, none at 8192³",
-                   "h-sum-inside": "1.09× at 3000³, none at 8192³"}
+                   "h-last-wave": "1.3× at 1024³, none at 8192³"}
 HOPPER_TYPES = tuple(t for t, p in PAIRS.items() if "wgmma" in p["kernels"])
 
 
 def hopper_steps():
     """[(key, title, settings)] of the Hopper kernel's steps, in order."""
-    second = ("hopper-second-kernel",)          # before H9, a second kernel adds the slices
-    whole = ("hopper-whole-waves",) + second     # before H8, the host never splits K
+    whole = ("hopper-whole-waves",)   # before H8, the host never splits K
     direct = whole + ("hopper-direct-epilogue", "hopper-one-width", "hopper-one-tile")
     batched = whole + ("hopper-batched-stores", "hopper-one-width", "hopper-one-tile")
     settings = {"h-one-role": {"GROUP_M": 1, "changes": ("hopper-one-role",) + direct},
@@ -201,8 +197,7 @@ def hopper_steps():
                 "h-widths": {"changes": whole + ("hopper-batched-stores", "hopper-one-tile")},
                 "h-persistent": {"changes": whole + ("hopper-batched-stores",)},
                 "h-tma-store": {"changes": whole},
-                "h-last-wave": {"changes": second},
-                "h-sum-inside": {}}
+                "h-last-wave": {}}
     return [(key, title, settings[key]) for key, title in HOPPER_STEP_TITLES.items()]
 
 
@@ -215,7 +210,9 @@ HOPPER_VARIANTS = [("h-prefetch", "C prefetched into L2 eight steps before the e
                    ("h-spread-all", "C prefetched into L2 a row a step over the whole of K",
                     {"HOPPER_SPREAD_C": 0, "changes": ("hopper-spread-c",)}),
                    ("h-ping-pong", "two consumer groups taking turns, a tile of 128 rows each",
-                    {"changes": ("hopper-ping-pong",)})]
+                    {"changes": ("hopper-ping-pong",)}),
+                   ("h-sum-inside", "a split tile's slices added inside the kernel",
+                    {"changes": ("hopper-sum-inside",)})]
 
 # The Hopper kernel with part of its work left out (kind "hopper-part", timed without
 # verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue.

@@ -51,13 +51,9 @@ def test_every_tile_width_has_its_own_wgmma_and_no_spills(gemm_cu, tmp_path):
         assert kernel.count("mbarrier.arrive.shared::cta.b64") == 2, width   # in the loop, and after it
         assert "setmaxnreg.dec.sync.aligned.u32 40" in kernel and "setmaxnreg.inc.sync.aligned.u32 232" in kernel
     assert "C7508" not in report and "C7510" not in report, report
-    # Split K's slices are added inside each kernel: a slice publishes its rows of the workspace
-    # (the TMA's writes made visible to plain loads, then a counter raised twice: in, and past
-    # the wait) and waits with an acquiring load; there is no second kernel.
-    for width, kernel in widths.items():
-        assert "fence.proxy.async.global" in kernel and "ld.acquire.gpu.global.b32" in kernel, width
-        assert kernel.count("atom.global.add.u32") == 2, width
-    assert "sum_hopper_slices" not in (tmp_path / "k.ptx").read_text()
+    # Split K's second kernel, one per width: it sums a split tile's slices from the workspace.
+    sums = re.findall(r"(?m)^\.visible \.entry _Z\d+sum_hopper_slicesILi(\d+)E", (tmp_path / "k.ptx").read_text())
+    assert sorted(map(int, sums)) == sorted(widths), sums
     functions = re.findall(r"Compiling entry function '(_Z10gemm_wgmma\w+)'.*?(\d+) bytes spill stores, "
                            r"(\d+) bytes spill loads", report, re.S)
     assert len(functions) == len(widths) and all(st == ld == "0" for _, st, ld in functions), functions
@@ -179,10 +175,10 @@ def test_the_steps_before_persistence_take_a_tile_per_block(tmp_path):
 
 
 def test_the_64_wide_tile_and_the_split_last_wave(tmp_path):
-    """Steps H8 and H9 (shipped): a kernel 64 wide (four m64n64k16 per stage, no spills) that
-    the waves choose where tiles are few, and the tiles of a part-full last wave split along K
+    """Step H8, as shipped: a kernel 64 wide (four m64n64k16 per stage, no spills) that the
+    waves choose where tiles are few, and the tiles of a part-full last wave split along K
     where that shortens the wave (--plan on an H100's 132 multiprocessors); step H7 never
-    splits, and step H8, whose second kernel made a split dearer, splits less."""
+    splits."""
     cu = gemmlib.tangle(tmp_path / "h8.cu")
     exe = tmp_path / "h8"
     built = gemmlib.nvcc(cu, exe, config_defines("F16_IN_F32_OUT", None, 0, 1) + ["-Xptxas", "-v"],
@@ -197,24 +193,14 @@ def test_the_64_wide_tile_and_the_split_last_wave(tmp_path):
     frames = re.findall(r"Compiling entry function '_Z10gemm_wgmma\w+'.*?(\d+) bytes stack frame", built.stderr, re.S)
     assert frames == ["0"] * len(widths) and "C7514" not in built.stderr, frames   # accumulators in registers
     plans = [((4096, 4096, 4096), "128 x 256; K in 1 slice."),             # 256 tiles: 124 of 132 last
-             ((2047, 2049, 1023), "128 x 256; K in 4 slices for the last 12 of its 144 tiles."),
+             ((2047, 2049, 1023), "128 x 192; K in 1 slice."),             # 16 steps: too few to split
              ((512, 512, 512), "128 x 64; K in 1 slice."),                 # 32 tiles of 8 steps
              ((4096, 11008, 4096), "128 x 256; K in 2 slices for the last 56 of its 1376 tiles."),
-             ((3000, 3000, 3000), "128 x 256; K in 5 slices for the last 24 of its 288 tiles."),
              # the GPU check's problem with a split last wave, fully verified there
              ((769, 4751, 2100), "128 x 256; K in 8 slices for the last 1 of its 133 tiles.")]
     for size, words in plans:
         plan = subprocess.run([str(exe), "--plan=h100", *map(str, size)], capture_output=True, text=True)
         assert plan.returncode == 0, plan.stderr
-        assert f"The Hopper kernel's tile: {words}" in plan.stdout, (size, plan.stdout)
-    # Step H8: the same kernels, and its dearer split leaves 3000^3 whole, 192 wide.
-    cu, defines = step_source(tmp_path, "h-last-wave")
-    exe = tmp_path / "h8"
-    built = gemmlib.nvcc(cu, exe, config_defines("F16_IN_F32_OUT", None, 0, 1) + defines, gpu=HOPPER)
-    assert built.returncode == 0, built.stderr
-    for size, words in [((3000, 3000, 3000), "128 x 192; K in 1 slice."),
-                        ((4096, 11008, 4096), "128 x 256; K in 2 slices for the last 56 of its 1376 tiles.")]:
-        plan = subprocess.run([str(exe), "--plan=h100", *map(str, size)], capture_output=True, text=True)
         assert f"The Hopper kernel's tile: {words}" in plan.stdout, (size, plan.stdout)
     # Step H7: the same kernels less the 64-wide one, K whole unless --split-k says otherwise.
     cu, defines = step_source(tmp_path, "h-tma-store")
@@ -256,4 +242,29 @@ def test_the_ping_pong_variant_takes_turns_without_spills(tmp_path):
     plan = subprocess.run([str(exe), "--plan=h100", "8192", "8192", "8192"], capture_output=True, text=True)
     # 4096 tiles: the last 4 split, HOPPER_SPLIT_COST counting in steps of this widest tile
     assert "The Hopper kernel's tile: 128 x 128; K in 16 slices for the last 4 of its 4096 tiles." \
+        in plan.stdout, plan.stdout
+
+
+def test_the_variant_that_adds_the_slices_inside_the_kernel(tmp_path):
+    """worklog/hopper-sum-inside.md, the experiment measured against step H8: no second kernel;
+    each kernel's slice publishes its rows of the workspace (the TMA's writes made visible to
+    plain loads, a counter raised twice: in, and past the wait) and waits with an acquiring
+    load. With its split's cost of 6 steps, 3000^3 splits where gemm.md takes 192 columns."""
+    cu = gemmlib.tangle(tmp_path / "sum.cu", changes=("hopper-sum-inside",))
+    exe = tmp_path / "sum"
+    built = gemmlib.nvcc(cu, exe, config_defines("F16_IN_F32_OUT", None, 0, 1) + ["-Xptxas", "-v"],
+                         gpu=HOPPER, keep=True)
+    assert built.returncode == 0, built.stderr
+    ptx = exe.with_suffix(".ptx")
+    widths = kernels_by_width(ptx)
+    assert sorted(widths) == sorted(gemmlib.registry()["hopper_widths"]), sorted(widths)
+    for width, kernel in widths.items():
+        assert "fence.proxy.async.global" in kernel and "ld.acquire.gpu.global.b32" in kernel, width
+        assert kernel.count("atom.global.add.u32") == 2, width
+    assert "sum_hopper_slices" not in ptx.read_text()
+    functions = re.findall(r"Compiling entry function '(_Z10gemm_wgmma\w+)'.*?(\d+) bytes spill stores, "
+                           r"(\d+) bytes spill loads", built.stderr, re.S)
+    assert len(functions) == len(widths) and all(st == ld == "0" for _, st, ld in functions), functions
+    plan = subprocess.run([str(exe), "--plan=h100", "3000", "3000", "3000"], capture_output=True, text=True)
+    assert "The Hopper kernel's tile: 128 x 256; K in 5 slices for the last 24 of its 288 tiles." \
         in plan.stdout, plan.stdout

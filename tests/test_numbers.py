@@ -844,3 +844,49 @@ def test_step_h8_in_appendix_f_is_its_measurements():
     verified = [r for r in csv.DictReader((REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-h8-runs.csv")
                                           .open(encoding="utf-8")) if "--verify=full" in r["options"]]
     assert len(verified) == 3 and all(r["result"] == "PASS" and r["M"] == "769" for r in verified)
+
+
+def test_the_variants_that_did_not_pay_are_their_measurements():
+    """Appendix G's ping-pong and in-kernel sum of split K, and their change files, against
+    the compare_gpu.py runs that measured them (new / base, per 16-bit pair)."""
+    text = " ".join(PROSE.split())
+    R = REPO / "results"
+    pp = compare_shares(R / "nvidia-h100-80gb-hbm3-2026-11-25-ping-pong.csv")
+    loss = lambda shares, size: [1 - shares[(t, size)][2] for t in SIXTEEN]
+    at8192, small = loss(pp, "8192x8192x8192"), loss(pp, "4096x4096x4096") + loss(pp, "3000x3000x3000")
+    assert (round(100 * min(at8192)), round(100 * max(at8192))) == (12, 16)
+    assert (round(100 * min(small)), round(100 * max(small))) == (5, 16)
+    assert ("ran 12 to 16 % slower than the shipped kernel at $8192^3$ and 5 to 16 % slower at "
+            "$4096^3$ and $3000^3$") in text
+    note = " ".join((REPO / "worklog" / "hopper-ping-pong.md").read_text(encoding="utf-8").split())
+    assert "ran 12 to 16 % slower than the shipped kernel at $8192^3$, and 5 to 16 % slower" in note
+    # the 128-wide tile's speed, as the waves' choice has it
+    assert "{128, 0.86}" in POST and "a 128-wide tile runs at 0.86 of the 256-wide one" in text
+    si = compare_shares(R / "nvidia-h100-80gb-hbm3-2026-11-25-sum-inside.csv")
+    gain = lambda size: sorted(round(100 * (si[(t, size)][2] - 1), 1) for t in SIXTEEN)
+    assert gain("256x256x8192")[::2] == [1.7, 3.2] and gain("3000x3000x3000")[::2] == [-5.9, -2.8]
+    assert gain("4096x11008x4096")[::2] == [-0.7, 0.8]
+    assert [round(-x) for x in gain("2047x2049x1023")[::2]] == [15, 12]
+    assert ("it gained 1.7 to 3.2 % at $256 \\times 256 \\times 8192$ (the same 16 slices), but with its "
+            "cost guessed at 6 steps it split $3000^3$ and lost 2.8 to 5.9 % there, and 12 to 15 % at "
+            "$2047 \\times 2049 \\times 1023$") in text
+    note = " ".join((REPO / "worklog" / "hopper-sum-inside.md").read_text(encoding="utf-8").split())
+    assert ("1.7 to 3.2 % faster, at 4096 × 11008 × 4096 (the same split) −0.7 to +0.8 %, but at 3000³ "
+            "2.8 to 5.9 % and at 2047 × 2049 × 1023 12 to 15 % slower") in note
+
+
+def test_what_a_split_wave_costs_with_the_slices_added_inside_the_kernel():
+    """The in-kernel sum's split wave at 3000^3, in steps of the 256-wide tile beyond its slices'
+    share: 288 tiles, 47 steps; split, two whole waves and 10 steps of the last; unsplit, 192
+    columns, three waves of tiles at `speed` of the widest tile's columns per second."""
+    speed = float(re.search(r"\{192, ([\d.]+)\}", POST)[1])
+    rows = list(csv.DictReader(line for line in (REPO / "results" /
+                "nvidia-h100-80gb-hbm3-2026-11-25-sum-inside.csv").open(encoding="utf-8") if not line.startswith("#")))
+    costs = []
+    for t in SIXTEEN:
+        ms = {b: statistics.median(float(r["median_ms"]) for r in rows if r["type"] == t and r["M"] == "3000"
+                                   and r["impl"] == "wgmma" and r["compared"] == b) for b in ("base", "new")}
+        unsplit = 3 * 47 * (192 / 256) / speed
+        costs.append(ms["new"] / ms["base"] * unsplit - (2 * 47 + 10))
+    assert (round(min(costs)), round(max(costs))) == (20, 23), costs
+    assert "its split wave still costs 20 to 23 steps" in " ".join(PROSE.split())

@@ -557,22 +557,21 @@ def test_plan_of_the_hopper_steps():
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT")
         for k in ("h-one-role", "h-roles", "h-grouped", "h-batched", "h-widths", "h-persistent", "h-tma-store",
-                  "h-last-wave", "h-sum-inside")]
+                  "h-last-wave")]
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-explore"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT")
-        for k in ("h-prefetch", "h-spread", "h-spread-all", "h-ping-pong")]
+        for k in ("h-prefetch", "h-spread", "h-spread-all", "h-ping-pong", "h-sum-inside")]
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-part"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT") for k in ("h-math", "h-copies", "h-no-epilogue")]
     assert all(kind.startswith("hopper") for *_, kind in jobs)
     steps = {k: s for k, _, s in worklog.hopper_steps()}
-    assert steps["h-sum-inside"] == {}, "the last step is the shipped kernel"
-    assert steps["h-last-wave"] == {"changes": ("hopper-second-kernel",)}   # before H9, a second kernel sums
-    whole = ("hopper-whole-waves", "hopper-second-kernel")   # before H8, the host never splits K
+    assert steps["h-last-wave"] == {}, "the last step is the shipped kernel"
+    whole = ("hopper-whole-waves",)   # before H8, the host never splits K
     assert steps["h-tma-store"] == {"changes": whole}
     before = whole + ("hopper-direct-epilogue", "hopper-one-width", "hopper-one-tile")
     assert steps["h-roles"] == {"GROUP_M": 1, "changes": before}
     assert steps["h-grouped"] == {"changes": before}
-    batched = whole + ("hopper-batched-stores", "hopper-one-width", "hopper-one-tile")
+    batched = whole + ("hopper-batched-stores",) + before[2:]
     assert steps["h-batched"] == {"changes": batched}
     assert steps["h-widths"] == {"changes": whole + ("hopper-batched-stores", "hopper-one-tile")}
     assert steps["h-persistent"] == {"changes": whole + ("hopper-batched-stores",)}
@@ -593,14 +592,14 @@ def test_the_hopper_table_of_a_worklog_csv(tmp_path):
         "h-widths,hopper,x,F16_IN_F32_OUT,wgmma,590,PASS,8192",
         "h-persistent,hopper,x,F16_IN_F32_OUT,wgmma,595,PASS,8192",
         "h-tma-store,hopper,x,F16_IN_F32_OUT,wgmma,598,PASS,8192",
-        "h-sum-inside,hopper,x,F16_IN_F32_OUT,wgmma,600,PASS,8192",
-        "h-sum-inside,hopper,x,F16_IN_F32_OUT,cublas,750,PASS,8192",
+        "h-last-wave,hopper,x,F16_IN_F32_OUT,wgmma,600,PASS,8192",
+        "h-last-wave,hopper,x,F16_IN_F32_OUT,cublas,750,PASS,8192",
         "h-roles,hopper,x,BF16_IN_F32_OUT,wgmma,440,FAIL,8192",
         "h-math,hopper-part,x,F16_IN_F32_OUT,wgmma,700,,8192",
         "h-math,hopper-part,x,F16_IN_F32_OUT,wgmma,333,,3000",
         "h-batched,hopper,x,F16_IN_F32_OUT,wgmma,410,PASS,3000",
-        "h-sum-inside,hopper,x,F16_IN_F32_OUT,wgmma,500,PASS,3000",
-        "h-sum-inside,hopper,x,F16_IN_F32_OUT,cublas,555,PASS,3000",
+        "h-last-wave,hopper,x,F16_IN_F32_OUT,wgmma,500,PASS,3000",
+        "h-last-wave,hopper,x,F16_IN_F32_OUT,cublas,555,PASS,3000",
         "h-prefetch,hopper-explore,x,F16_IN_F32_OUT,wgmma,650,PASS,8192"]]
     path = tmp_path / "w.csv"
     path.write_text("# gpu: test\n" + header + "\n".join(lines) + "\n")
