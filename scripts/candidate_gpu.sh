@@ -2,23 +2,25 @@
 # A change to the Hopper kernel, tried on a GPU in one call: the quick GPU check of every pair
 # the kernel takes (./gemm --describe), then the kernel as gemm.md builds it against BASE.md,
 # taking turns in one run (compare_gpu.py, at 8192^3, 4096^3 and 3000^3, TN, unless told).
-# With --change FILE, the candidate is gemm.md with that change file of worklog/ (a variant,
-# such as hopper-ping-pong), checked and timed against gemm.md.
+# With --change FILE (as often as needed), the candidate is gemm.md with those change files of
+# worklog/ (a variant such as hopper-ping-pong, which was built on step H8: --change
+# hopper-c-from-global --change hopper-ping-pong), checked and timed against gemm.md.
 #
 #   bash scripts/candidate_gpu.sh BASE.md [compare_gpu.py options]
-#   bash scripts/candidate_gpu.sh --change FILE [compare_gpu.py options]
+#   bash scripts/candidate_gpu.sh --change FILE [--change FILE...] [compare_gpu.py options]
 #
 # Results go to $OUT (default build/candidate).
 set -u
 cd "$(dirname "$0")/.."
-usage="usage: bash scripts/candidate_gpu.sh BASE.md|--change FILE [compare_gpu.py options]"
+usage="usage: bash scripts/candidate_gpu.sh BASE.md|--change FILE [--change FILE...] [compare_gpu.py options]"
 [ $# -ge 1 ] || { echo "$usage" >&2; exit 2; }
-checked_change=() new_change=()
-if [ "$1" = "--change" ]; then
+checked_change=() new_change=() base=
+while [ "${1:-}" = "--change" ]; do
     [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
-    checked_change=(--change "$2") new_change=(--new-change "$2") base=gemm.md
+    checked_change+=(--change "$2") new_change+=(--new-change "$2") base=gemm.md
     shift 2
-else
+done
+if [ -z "$base" ]; then
     base=$1
     shift
 fi

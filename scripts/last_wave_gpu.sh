@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The Hopper kernel's split of a part-full last wave, on a Hopper GPU in one call: gemm.md
-# against an earlier step (by default step H7, gemm.md with worklog/hopper-whole-waves.md,
-# which never splits; --base-change hopper-second-kernel gives step H8), the two taking turns
+# against an earlier step (by default step H7, gemm.md with worklog/hopper-c-from-global.md
+# and hopper-whole-waves.md, which never splits; each --base-change FILE names the earlier
+# step's change files instead), the two taking turns
 # in one run (compare_gpu.py, TN); then, with gemm.md's build, the split's share (--split-k=1
 # against the choice) and every kernel at each problem (--kernel=all, whose report names the
 # fastest); and a problem whose last wave is split, verified in full for each 16-bit pair.
 # Every run is cut off after 120 s.
 #
-#   bash scripts/last_wave_gpu.sh [--base-change FILE] [SIZES]    SIZES: N or MxNxK, comma-separated
+#   bash scripts/last_wave_gpu.sh [--base-change FILE...] [SIZES]    SIZES: N or MxNxK, comma-separated
 #
 # Results go to $OUT (default build/last-wave).
 set -u
@@ -15,16 +16,17 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-build/last-wave}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-base=hopper-whole-waves
-if [ "${1:-}" = "--base-change" ]; then
-    [ $# -ge 2 ] || { echo "usage: bash scripts/last_wave_gpu.sh [--base-change FILE] [SIZES]" >&2; exit 2; }
-    base=$2
+base=()
+while [ "${1:-}" = "--base-change" ]; do
+    [ $# -ge 2 ] || { echo "usage: bash scripts/last_wave_gpu.sh [--base-change FILE...] [SIZES]" >&2; exit 2; }
+    base+=(--base-change "$2")
     shift 2
-fi
+done
+[ ${#base[@]} -gt 0 ] || base=(--base-change hopper-c-from-global --base-change hopper-whole-waves)
 sizes=${1:-512,768,1024,256x256x8192,4096x11008x4096}
 pairs=$(python3 -c 'import sys; sys.path.insert(0, "scripts"); import gemmlib
 print(" ".join(p for p, e in gemmlib.pairs().items() if "wgmma" in e["kernels"]))') || exit 1
-python3 scripts/compare_gpu.py --base-change "$base" --sizes "$sizes" --layouts TN --timeout 120 \
+python3 scripts/compare_gpu.py "${base[@]}" --sizes "$sizes" --layouts TN --timeout 120 \
     --rounds 3 --out "$OUT/compare.csv" 2>&1 | tee "$OUT/compare.txt"
 compared=${PIPESTATUS[0]}
 failed=0

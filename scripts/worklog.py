@@ -166,7 +166,8 @@ def explore_variants(type_pair):
 # the first as a change file, then the shipped block with its blocks in plain row order, then
 # grouped, all three with the epilogue of one element at a time; then the batched epilogue,
 # the width chosen by the waves, the persistent blocks, the epilogue through shared memory
-# and the TMA, and the 64-wide tile and split last wave of the shipped kernel.
+# and the TMA, the 64-wide tile and split last wave, and the shipped kernel, whose producer
+# copies C into the stages.
 HOPPER_STEP_TITLES = {"h-one-role": "H1. TMA and wgmma, no producer, 2 stages",
                       "h-roles": "H2. a producer warp group, setmaxnreg, 4 stages",
                       "h-grouped": "H3. blocks grouped by 8 rows",
@@ -174,20 +175,23 @@ HOPPER_STEP_TITLES = {"h-one-role": "H1. TMA and wgmma, no producer, 2 stages",
                       "h-widths": "H5. the tile's width chosen by the waves",
                       "h-persistent": "H6. a block per multiprocessor, tile after tile",
                       "h-tma-store": "H7. C stored by the TMA from shared memory",
-                      "h-last-wave": "H8. a 64-wide tile; the last wave's K split: as shipped"}
+                      "h-last-wave": "H8. a 64-wide tile; the last wave's K split",
+                      "h-c-pipeline": "H9. C copied in through the pipeline: as shipped"}
 # What each was expected to do, as EXPECTED for the tiled kernel (Appendix F reasons it out).
 HOPPER_EXPECTED = {"h-one-role": "half to three quarters of full speed",
                    "h-roles": "most of H1's stops gone", "h-grouped": "a prototype's 82–102 % of cuBLAS",
                    "h-batched": "up to +20 %", "h-widths": "nothing at 8192³; 1.17× at 3000³",
                    "h-persistent": "a few per cent",
                    "h-tma-store": "up to the +10–13 % the epilogue costs",
-                   "h-last-wave": "1.3× at 1024³, none at 8192³"}
+                   "h-last-wave": "1.3× at 1024³, none at 8192³",
+                   "h-c-pipeline": "up to the 3–5 % (8192³) and 12–18 % (3000³) that reading C costs"}
 HOPPER_TYPES = tuple(t for t, p in PAIRS.items() if "wgmma" in p["kernels"])
 
 
 def hopper_steps():
     """[(key, title, settings)] of the Hopper kernel's steps, in order."""
     whole = ("hopper-whole-waves",)   # before H8, the host never splits K
+    global_c = ("hopper-c-from-global",)   # before H9, the consumers read C themselves
     direct = whole + ("hopper-direct-epilogue", "hopper-one-width", "hopper-one-tile")
     batched = whole + ("hopper-batched-stores", "hopper-one-width", "hopper-one-tile")
     settings = {"h-one-role": {"GROUP_M": 1, "changes": ("hopper-one-role",) + direct},
@@ -196,23 +200,25 @@ def hopper_steps():
                 "h-batched": {"changes": batched},
                 "h-widths": {"changes": whole + ("hopper-batched-stores", "hopper-one-tile")},
                 "h-persistent": {"changes": whole + ("hopper-batched-stores",)},
-                "h-tma-store": {"changes": whole},
-                "h-last-wave": {}}
+                "h-tma-store": {"changes": whole + global_c},
+                "h-last-wave": {"changes": global_c},
+                "h-c-pipeline": {}}
     return [(key, title, settings[key]) for key, title in HOPPER_STEP_TITLES.items()]
 
 
 # Variants of the Hopper kernel that are not steps (`run --hopper` times them too, as kind
 # "hopper-explore"): experiments that a measurement may promote.
+# Each was measured on the kernel of its time, step H8 or earlier, whose consumers read C.
 HOPPER_VARIANTS = [("h-prefetch", "C prefetched into L2 eight steps before the end of K",
-                    {"changes": ("hopper-prefetch-c",)}),
+                    {"changes": ("hopper-c-from-global", "hopper-prefetch-c")}),
                    ("h-spread", "C prefetched into L2 a few rows a step over the last 32 steps",
-                    {"changes": ("hopper-spread-c",)}),
+                    {"changes": ("hopper-c-from-global", "hopper-spread-c")}),
                    ("h-spread-all", "C prefetched into L2 a row a step over the whole of K",
-                    {"HOPPER_SPREAD_C": 0, "changes": ("hopper-spread-c",)}),
+                    {"HOPPER_SPREAD_C": 0, "changes": ("hopper-c-from-global", "hopper-spread-c")}),
                    ("h-ping-pong", "two consumer groups taking turns, a tile of 128 rows each",
-                    {"changes": ("hopper-ping-pong",)}),
+                    {"changes": ("hopper-c-from-global", "hopper-ping-pong")}),
                    ("h-sum-inside", "a split tile's slices added inside the kernel",
-                    {"changes": ("hopper-sum-inside",)})]
+                    {"changes": ("hopper-c-from-global", "hopper-sum-inside")})]
 
 # The Hopper kernel with part of its work left out (kind "hopper-part", timed without
 # verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue.
@@ -423,14 +429,17 @@ def make_hopper_table(rows):
 
     def row(impl, key=None):
         return [last_cells(rows, "hopper", impl, key, size).get(t) for size, t in columns]
-    cells = [(title, HOPPER_EXPECTED[key], row("wgmma", key)) for key, title, _ in hopper_steps()]
+    steps = hopper_steps()
+    cells = [(key, title, HOPPER_EXPECTED[key], row("wgmma", key)) for key, title, _ in steps]
+    cells = [c for c in cells if any(x is not None for x in c[3])]   # the steps the runs have
     cublas = row("cublas")
     lines = ["| step | expected | " + " | ".join(names) + " |",
              "|" + "|".join(["---", "---"] + ["---:"] * len(columns)) + "|"]
-    for title, expected, cell in cells + [("cuBLAS", "", cublas)]:
+    for _, title, expected, cell in cells + [(None, "cuBLAS", "", cublas)]:
         lines.append("| " + " | ".join([title, expected] + [sweep.fmt3(c) for c in cell]) + " |")
-    shipped = cells[-1][2]
-    lines.append("| " + " | ".join(["shipped / cuBLAS", ""] + [percent(a, b) for a, b in zip(shipped, cublas)])
+    key, title, _, last = cells[-1]   # the shipped kernel, or the latest step run
+    name = "shipped" if key == steps[-1][0] else title.split(".")[0]
+    lines.append("| " + " | ".join([f"{name} / cuBLAS", ""] + [percent(a, b) for a, b in zip(last, cublas)])
                  + " |")
     return "\n".join(lines) + "\n"
 

@@ -557,7 +557,7 @@ def test_plan_of_the_hopper_steps():
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT")
         for k in ("h-one-role", "h-roles", "h-grouped", "h-batched", "h-widths", "h-persistent", "h-tma-store",
-                  "h-last-wave")]
+                  "h-last-wave", "h-c-pipeline")]
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-explore"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT")
         for k in ("h-prefetch", "h-spread", "h-spread-all", "h-ping-pong", "h-sum-inside")]
@@ -565,9 +565,10 @@ def test_plan_of_the_hopper_steps():
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT") for k in ("h-math", "h-copies", "h-no-epilogue")]
     assert all(kind.startswith("hopper") for *_, kind in jobs)
     steps = {k: s for k, _, s in worklog.hopper_steps()}
-    assert steps["h-last-wave"] == {}, "the last step is the shipped kernel"
+    assert steps["h-c-pipeline"] == {}, "the last step is the shipped kernel"
+    assert steps["h-last-wave"] == {"changes": ("hopper-c-from-global",)}   # before H9, C read by the consumers
     whole = ("hopper-whole-waves",)   # before H8, the host never splits K
-    assert steps["h-tma-store"] == {"changes": whole}
+    assert steps["h-tma-store"] == {"changes": whole + ("hopper-c-from-global",)}
     before = whole + ("hopper-direct-epilogue", "hopper-one-width", "hopper-one-tile")
     assert steps["h-roles"] == {"GROUP_M": 1, "changes": before}
     assert steps["h-grouped"] == {"changes": before}
@@ -607,7 +608,10 @@ def test_the_hopper_table_of_a_worklog_csv(tmp_path):
     table = worklog.make_hopper_table(rows)
     expected = worklog.HOPPER_EXPECTED["h-one-role"]
     assert f"| H1. TMA and wgmma, no producer, 2 stages | {expected} | 300 |" in table
-    assert "| cuBLAS |  | 750 | — | 555 |" in table and "| shipped / cuBLAS |  | 80 % | — | 90 % |" in table
+    assert "| cuBLAS |  | 750 | — | 555 |" in table and "| H8 / cuBLAS |  | 80 % | — | 90 % |" in table
+    assert "H9." not in table   # a step the runs do not have has no row
+    shipped = worklog.make_hopper_table(rows + [dict(rows[0], step="h-c-pipeline", etops=690.0)])
+    assert "| shipped / cuBLAS |  | 92 % |" in shipped
     assert "| step | expected | f16→f32 | bf16→f32 | f16→f32, 3000³ |" in table   # the smaller size: one pair
     assert "| 580 | — | 410 |" in table and "440" not in table   # a failed run is not a measurement
     # `table --into` from a file of Hopper steps alone fills only the Hopper table.
