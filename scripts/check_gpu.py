@@ -39,6 +39,10 @@ BIG = "8192x8192x8192"
 ODD = "37x41x300"          # K = 300: more steps of the tiled kernel than it has stages
 WIDE = "300x520x77"
 SANITIZER_TIMEOUT = 300
+# A run's limit: the slowest, a full CPU check of 769 x 4751 x 2100 beside 15 other runs, takes
+# well under a minute, so a run still going after this is stuck (a kernel waiting for ever),
+# and is reported as a failure instead of holding up the whole check.
+RUN_TIMEOUT = 300
 RUN_WORKERS = 16           # the 8192^3 runs need up to 4 GiB each: 16 share an 80 GB GPU
 
 
@@ -114,10 +118,10 @@ def one_run(config, size, mode, warmup, repeat, options):
         return f"FAIL {words} (not built)"
     args = [*size.split("x"), f"--verify={mode}", "--warmup", warmup, "--repeat", repeat, *options]
     try:
-        result = gemmlib.run(exe, args, timeout=1800)
+        result = gemmlib.run(exe, args, timeout=RUN_TIMEOUT)
         output, code = result.stdout + result.stderr, result.returncode
     except subprocess.TimeoutExpired:
-        output, code = "no answer in 1800 s", "timeout"
+        output, code = f"no answer in {RUN_TIMEOUT} s", "timeout"
     log_name(config, size, mode, *options).write_text(output, encoding="utf-8")
     if code == 0 and len(re.findall(r"^Kernel\s+:", output, re.M)) > 1 and \
             not re.search(r"^Fastest kernel\s+: \w+", output, re.M):
