@@ -12,6 +12,7 @@ runs. The last line is "N passed, N failed"; the exit status is 1 when anything 
     python3 scripts/check_gpu.py             (or: make check-gpu)
     python3 scripts/check_gpu.py --quick     fewer sizes and sanitizer runs, for a first look
     python3 scripts/check_gpu.py --only I8_IN_I32_OUT,TF32_IN_F32_OUT
+    python3 scripts/check_gpu.py --only F16_IN_F32_OUT,F16_IN_OUT,BF16_IN_F32_OUT --part 1/2
     python3 scripts/check_gpu.py --change worklog/hopper-spread-c.md      a variant, before keeping it
 
 The pairs, shapes and layouts come from ./gemm --describe. Logs go to build/check/, and with
@@ -168,11 +169,19 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer sizes and sanitizer runs")
     parser.add_argument("--only", default="", help="comma-separated type pairs to check")
+    parser.add_argument("--part", default="1/1", metavar="I/N",
+                        help="check the I-th of N parts of the configurations (every N-th from the I-th), "
+                             "so that each part fits one call of a lent GPU")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 4, help="builds at once")
     parser.add_argument("--out", default=os.environ.get("OUT", ""), help="copy results here")
     parser.add_argument("--change", action="append", default=[], metavar="FILE",
                         help="check gemm.md with this change file (a path, or a name in worklog/)")
     args = parser.parse_args(argv)
+    try:
+        part, parts = (int(x) for x in args.part.split("/"))
+        assert 1 <= part <= parts
+    except (ValueError, AssertionError):
+        sys.exit(f"check_gpu: --part {args.part}: give I/N with 1 <= I <= N")
 
     gpu, cc, driver = gemmlib.find_gpu("check_gpu")
     described = gemmlib.registry()
@@ -189,7 +198,9 @@ def main(argv=None):
     if args.change:
         print(f"gemm.md with {', '.join(args.change)}", flush=True)
 
-    configs = configurations(described, only)
+    configs = configurations(described, only)[part - 1::parts]
+    if parts > 1:
+        print(f"part {part} of {parts}", flush=True)
     print(f"building {len(configs)} configurations with {args.jobs} jobs...", flush=True)
     start = time.monotonic()
 
@@ -213,8 +224,11 @@ def main(argv=None):
 
     results = []
     with ThreadPoolExecutor(max_workers=RUN_WORKERS) as pool:
-        for lines in pool.map(check, configs):
+        for done, lines in enumerate(pool.map(check, configs), 1):
             results += lines
+            if done % 6 == 0 or done == len(configs):
+                print(f"  {done} of {len(configs)} configurations run ({time.monotonic() - start:.0f} s)",
+                      flush=True)
     print(f"ran in {time.monotonic() - start:.0f} s", flush=True)
 
     notes = []

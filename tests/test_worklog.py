@@ -498,6 +498,7 @@ def test_worklog_run_without_a_gpu_names_itself(tmp_path):
 
 @pytest.mark.parametrize("command, status, words", [
     (["python3", "scripts/check_gpu.py"], 1, "check_gpu: no GPU"),
+    (["python3", "scripts/check_gpu.py", "--part", "3/2"], 1, "check_gpu: --part 3/2: give I/N"),
     (["bash", "scripts/gpu_session.sh"], 2, "usage"),
     (["bash", "scripts/gpu_session.sh", "tiles"], 2, "no piece called 'tiles'"),
 ])
