@@ -5,9 +5,10 @@
     python3 scripts/floors.py report results/X-floors-1.csv [results/X-floors-2.csv ...] [--into gemm.md]
 
 `run` builds the shipped gemm.md for every pair that has the Hopper kernel (./gemm
---describe) in each of its layouts, and runs each at every problem of PROBLEMS with
---kernel=all (every kernel and cuBLAS in one process, three warm-ups, ten timed launches,
-five from 16384^3 of work up, verified on a sample). With --part I/N it runs the I-th of N
+--describe) in each of its layouts, and runs each at every problem of PROBLEMS: the Hopper
+kernel and cuBLAS in one process (--kernel=wgmma), and below 2048, where the tiled kernel is
+the floor, every kernel (--kernel=all); three warm-ups, ten timed launches, five from 16384^3
+of work up, verified on a sample. With --part I/N it runs the I-th of N
 shares of those runs, so that each share fits in one call of a lent GPU; each share writes
 its own CSV, results/<gpu>-<date>-floors-I.csv, with the device, date, command and commit.
 
@@ -66,6 +67,12 @@ def floor_of(problem):
     if min(m, n, k) >= 2048:
         return "cublas", LARGE_FLOOR
     return "tiled", SMALL_FLOOR_1024 if problem == (1024, 1024, 1024) else None
+
+
+def kernels_for(problem):
+    """The kernels a run needs: the Hopper kernel and cuBLAS (which every run has), and below
+    2048, where the tiled kernel is the floor, every kernel."""
+    return "--kernel=all" if floor_of(problem)[0] == "tiled" else "--kernel=wgmma"
 
 
 def cells(rows):
@@ -165,8 +172,11 @@ def post_table(meta, rows, paths):
         table = table.replace(f"| {pair} |", f"| {entry['short']} |")
     body = table.split("\n", 2)[2]   # without the first line, which the line below replaces
     files = ", ".join(f"`{Path(p).name}`" for p in paths)
+    every = any(r["impl"] == "tiled" and floor_of((int(r["M"]), int(r["N"]), int(r["K"])))[0] == "cublas"
+                for r in rows)   # so did the sweeps made before it ran only where it is the floor
+    kernels = "every kernel" if every else "the Hopper kernel (every kernel below 2048)"
     return (body + f"\nMeasured on {meta.get('gpu', 'a GPU')}, {meta.get('date', 'an unknown date')}, by "
-            f"`bash scripts/gpu_session.sh floors --part I/N`: every kernel and cuBLAS in one process, "
+            f"`bash scripts/gpu_session.sh floors --part I/N`: {kernels} and cuBLAS in one process, "
             f"the median of ten launches (five where M·N·K is 16384³ or more) after three warm-ups, each "
             f"run verified on a sample.^[Made by `python3 scripts/floors.py report --into gemm.md` "
             f"from {files} in `results/`.]\n")
@@ -230,7 +240,7 @@ def run(args):
         for n, ((pair, layout), problem) in enumerate(runs, 1):
             repeat = sweep.REPEAT_LARGE if math.prod(problem) >= sweep.LARGE ** 3 else sweep.REPEAT
             try:
-                result = gemmlib.run(built[(pair, layout)], [*map(str, problem), "--kernel=all", "--csv",
+                result = gemmlib.run(built[(pair, layout)], [*map(str, problem), kernels_for(problem), "--csv",
                                      "--verify=sample", "--warmup", str(sweep.WARMUP), "--repeat", str(repeat)],
                                      timeout=RUN_TIMEOUT)
                 stdout, code = result.stdout, result.returncode

@@ -93,3 +93,20 @@ def test_run_refuses_at_once_without_a_gpu():
                             capture_output=True, text=True, timeout=120,
                             env={"PATH": "/usr/bin:/bin", "CUDA_VISIBLE_DEVICES": ""})
     assert result.returncode != 0 and "GPU" in result.stderr, result.stderr
+
+
+def test_a_run_takes_the_tiled_kernel_only_where_it_is_the_floor(tmp_path):
+    """From 2048 up only the Hopper kernel and cuBLAS run (--kernel=wgmma); below, every kernel.
+    The post's line says which, from the rows: sweeps made before ran every kernel everywhere."""
+    assert floors.kernels_for((4096, 11008, 4096)) == "--kernel=wgmma"
+    assert floors.kernels_for((256, 256, 8192)) == "--kernel=all"
+    assert floors.kernels_for((1024, 1024, 1024)) == "--kernel=all"
+    small = runs("F16_IN_F32_OUT", "TN", 512, 512, 512, wgmma=100, cublas=200, tiled=90)
+    for large, said in ((runs("F16_IN_F32_OUT", "TN", 4096, 4096, 4096, wgmma=600, cublas=590),
+                         "the Hopper kernel (every kernel below 2048) and cuBLAS in one process"),
+                        (runs("F16_IN_F32_OUT", "TN", 4096, 4096, 4096, wgmma=600, cublas=590, tiled=400),
+                         "every kernel and cuBLAS in one process")):
+        path = tmp_path / "gpu-2026-11-25-floors-1.csv"
+        path.write_text(csv_text(small + large))
+        meta, rows = floors.sweep.read_csv(path)
+        assert said in floors.post_table(meta, rows, [path])
