@@ -178,9 +178,8 @@ def main(argv=None):
                         help="check gemm.md with this change file (a path, or a name in worklog/)")
     args = parser.parse_args(argv)
     try:
-        part, parts = (int(x) for x in args.part.split("/"))
-        assert 1 <= part <= parts
-    except (ValueError, AssertionError):
+        part = gemmlib.parse_part(args.part)
+    except ValueError:
         sys.exit(f"check_gpu: --part {args.part}: give I/N with 1 <= I <= N")
 
     gpu, cc, driver = gemmlib.find_gpu("check_gpu")
@@ -198,9 +197,9 @@ def main(argv=None):
     if args.change:
         print(f"gemm.md with {', '.join(args.change)}", flush=True)
 
-    configs = configurations(described, only)[part - 1::parts]
-    if parts > 1:
-        print(f"part {part} of {parts}", flush=True)
+    configs = gemmlib.share_of(configurations(described, only), part)
+    if part[1] > 1:
+        print(f"part {part[0]} of {part[1]}", flush=True)
     print(f"building {len(configs)} configurations with {args.jobs} jobs...", flush=True)
     start = time.monotonic()
 

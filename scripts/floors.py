@@ -45,21 +45,6 @@ BUILD = gemmlib.REPO / "build" / "floors"
 RUN_TIMEOUT = 300        # seconds: a run that hangs fails alone
 
 
-def parse_part(text):
-    """'1/2' -> (1, 2); ValueError unless 1 <= I <= N."""
-    i, sep, n = text.partition("/")
-    if not (sep and i.isdigit() and n.isdigit() and 1 <= int(i) <= int(n)):
-        raise ValueError(f"--part is I/N with 1 <= I <= N, not {text!r}")
-    return int(i), int(n)
-
-
-def share_of(runs, part):
-    """The part-th of n shares of `runs`: every n-th run from the (i-1)-th, so that each share
-    takes some of the long runs."""
-    i, n = part
-    return runs[i - 1::n]
-
-
 def floor_of(problem):
     """(what the Hopper kernel is held to, the share of cuBLAS it needs or None): 'cublas' from
     2048 up, else 'tiled' (and 80 % of cuBLAS at 1024^3)."""
@@ -227,7 +212,7 @@ def run(args):
     for exe in built.values():
         if isinstance(exe, SystemExit):
             raise exe
-    runs = share_of([(job, p) for p in PROBLEMS for job in jobs], args.part)
+    runs = gemmlib.share_of([(job, p) for p in PROBLEMS for job in jobs], args.part)
     date = datetime.date.today().isoformat()
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"{sweep.slug(gpu)}-{date}-floors-{args.part[0]}.csv"
@@ -263,7 +248,7 @@ def main(argv=None):
     p_run = commands.add_parser("run", help="time the problems on this Hopper GPU")
     hopper = [p for p, e in gemmlib.pairs().items() if "wgmma" in e["kernels"]]
     p_run.add_argument("--types", default=",".join(hopper))
-    p_run.add_argument("--part", type=sweep.argument(parse_part), default=(1, 1), metavar="I/N")
+    p_run.add_argument("--part", type=sweep.argument(gemmlib.parse_part), default=(1, 1), metavar="I/N")
     p_run.add_argument("--out", type=Path, default=gemmlib.REPO / "results")
     p_report = commands.add_parser("report", help="the table and plot of floors CSVs")
     p_report.add_argument("csv", type=Path, nargs="+")

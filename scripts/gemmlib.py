@@ -181,6 +181,22 @@ def parse_csv(text, header=None):
     return rows
 
 
+# --part I/N of the scripts whose GPU work is split over several calls of a lent GPU.
+def parse_part(text):
+    """'1/2' -> (1, 2); ValueError unless 1 <= I <= N."""
+    i, sep, n = text.partition("/")
+    if not (sep and i.isdigit() and n.isdigit() and 1 <= int(i) <= int(n)):
+        raise ValueError(f"--part is I/N with 1 <= I <= N, not {text!r}")
+    return int(i), int(n)
+
+
+def share_of(runs, part):
+    """The part-th of n shares of `runs`: every n-th run from the (i-1)-th, so that each share
+    takes some of the long runs."""
+    i, n = part
+    return runs[i - 1::n]
+
+
 def run(exe, args, timeout=1800):
     """Run ./gemm (the binary `exe`) with `args`; the CompletedProcess."""
     return subprocess.run([str(exe), *map(str, args)], capture_output=True, text=True,
