@@ -190,8 +190,8 @@ HOPPER_TYPES = tuple(t for t, p in PAIRS.items() if "wgmma" in p["kernels"])
 
 def hopper_steps():
     """[(key, title, settings)] of the Hopper kernel's steps, in order."""
-    whole = ("hopper-whole-waves",)   # before H8, the host never splits K
     global_c = ("hopper-c-from-global",)   # before H9, the consumers read C themselves
+    whole = ("hopper-whole-waves",) + global_c   # before H8, the host never splits K either
     direct = whole + ("hopper-direct-epilogue", "hopper-one-width", "hopper-one-tile")
     batched = whole + ("hopper-batched-stores", "hopper-one-width", "hopper-one-tile")
     settings = {"h-one-role": {"GROUP_M": 1, "changes": ("hopper-one-role",) + direct},
@@ -200,7 +200,7 @@ def hopper_steps():
                 "h-batched": {"changes": batched},
                 "h-widths": {"changes": whole + ("hopper-batched-stores", "hopper-one-tile")},
                 "h-persistent": {"changes": whole + ("hopper-batched-stores",)},
-                "h-tma-store": {"changes": whole + global_c},
+                "h-tma-store": {"changes": whole},
                 "h-last-wave": {"changes": global_c},
                 "h-c-pipeline": {}}
     return [(key, title, settings[key]) for key, title in HOPPER_STEP_TITLES.items()]
@@ -221,13 +221,14 @@ HOPPER_VARIANTS = [("h-prefetch", "C prefetched into L2 eight steps before the e
                     {"changes": ("hopper-c-from-global", "hopper-sum-inside")})]
 
 # The Hopper kernel with part of its work left out (kind "hopper-part", timed without
-# verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue.
+# verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue
+# (which, since step H9, includes the copies of C into the stages).
 HOPPER_PARTS = [("h-math", "wgmma alone: no copies, no barriers, no epilogue",
-                 {"changes": ("hopper-math-only", "hopper-no-epilogue")}),
+                 {"changes": ("hopper-c-from-global", "hopper-math-only", "hopper-no-epilogue")}),
                 ("h-copies", "copies and barriers only, no wgmma",
                  {"changes": ("hopper-copies-only",)}),
                 ("h-no-epilogue", "the shipped kernel without its epilogue",
-                 {"changes": ("hopper-no-epilogue",)})]
+                 {"changes": ("hopper-c-from-global", "hopper-no-epilogue")})]
 
 
 # The shipped kernel with half of its work left out (wrong results, so not

@@ -568,12 +568,12 @@ def test_plan_of_the_hopper_steps():
     steps = {k: s for k, _, s in worklog.hopper_steps()}
     assert steps["h-c-pipeline"] == {}, "the last step is the shipped kernel"
     assert steps["h-last-wave"] == {"changes": ("hopper-c-from-global",)}   # before H9, C read by the consumers
-    whole = ("hopper-whole-waves",)   # before H8, the host never splits K
-    assert steps["h-tma-store"] == {"changes": whole + ("hopper-c-from-global",)}
+    whole = ("hopper-whole-waves", "hopper-c-from-global")   # before H8, the host never splits K
+    assert steps["h-tma-store"] == {"changes": whole}
     before = whole + ("hopper-direct-epilogue", "hopper-one-width", "hopper-one-tile")
     assert steps["h-roles"] == {"GROUP_M": 1, "changes": before}
     assert steps["h-grouped"] == {"changes": before}
-    batched = whole + ("hopper-batched-stores",) + before[2:]
+    batched = whole + ("hopper-batched-stores", "hopper-one-width", "hopper-one-tile")
     assert steps["h-batched"] == {"changes": batched}
     assert steps["h-widths"] == {"changes": whole + ("hopper-batched-stores", "hopper-one-tile")}
     assert steps["h-persistent"] == {"changes": whole + ("hopper-batched-stores",)}
