@@ -274,3 +274,124 @@ def test_the_variant_that_adds_the_slices_inside_the_kernel(tmp_path):
     plan = subprocess.run([str(exe), "--plan=h100", "3000", "3000", "3000"], capture_output=True, text=True)
     assert "The Hopper kernel's tile: 128 x 256; K in 5 slices for the last 24 of its 288 tiles." \
         in plan.stdout, plan.stdout
+
+
+def c_function(source, head):
+    """The text of the C++ function (or struct) of `source` that starts with `head` (a regex),
+    up to its closing brace; its template line, if it has one, included."""
+    start = re.search(r"(?m)^(?:template <[^\n]*>\n)?" + head, source)
+    assert start, head
+    depth, at = 0, source.index("{", start.end())
+    for k in range(at, len(source)):
+        depth += {"{": 1, "}": -1}.get(source[k], 0)
+        if depth == 0:
+            return source[start.start():k + 1] + (";" if head.startswith("struct") else "") + "\n"
+    raise AssertionError(head)
+
+
+# The units of each block of a grid, by the variant's own for_each_unit, compiled for the host:
+# one line per unit, "block i first steps whole row col at.x at.y".
+UNITS_HARNESS = r"""
+#include <cstdio>
+#include <cstdint>
+#include <cstdlib>
+#define __device__
+#define __host__
+struct int2 { int x, y; };
+static int2 make_int2(int x, int y) { return int2{x, y}; }
+static struct { unsigned x; } blockIdx, gridDim;
+constexpr int GROUP_M = %(group_m)d, HOPPER_BM = 128, HOPPER_CLUSTER = 2;
+%(code)s
+int main(int argc, char **argv)
+{
+    const int64_t Mp = atoll(argv[1]), Np = atoll(argv[2]), steps = atoi(argv[3]), width = atoi(argv[4]);
+    HopperShare share = {atoi(argv[5]), atoi(argv[6]), atoi(argv[7])};
+    gridDim.x = atoi(argv[8]);
+    for (blockIdx.x = 0; blockIdx.x < gridDim.x; blockIdx.x++) {
+        auto print = [](HopperUnit u) {
+            printf("%%u %%d %%d %%d %%d %%d %%d %%d %%d\n", blockIdx.x, u.i, u.first, u.steps, (int)u.whole, u.row,
+                   u.col, u.at.x, u.at.y);
+        };
+        if (width == 256) for_each_unit<256>(Mp, Np, (int)steps, share, print);
+        else if (width == 192) for_each_unit<192>(Mp, Np, (int)steps, share, print);
+        else if (width == 128) for_each_unit<128>(Mp, Np, (int)steps, share, print);
+        else for_each_unit<64>(Mp, Np, (int)steps, share, print);
+    }
+}
+"""
+
+
+def test_the_cluster_variant_pairs_its_blocks_step_for_step(tmp_path):
+    """worklog/hopper-clusters.md, the experiment: the two blocks of a cluster multicast halves
+    of one band of B into each other's stages, so they must take the same steps of K in the
+    same stages, on tiles one above the other in the same columns. Its for_each_unit, compiled
+    for the host with gemm.md's block_patch and the kernel's types, shares every unit out once
+    and keeps the two blocks of each cluster in step, whole tiles and split ones, at widths
+    that fill the waves and widths that do not; the build has the multicast, the remote
+    arrivals and the cluster barriers, and no spills."""
+    cu = gemmlib.tangle(tmp_path / "cl.cu", changes=("hopper-clusters",))
+    source = cu.read_text()
+    assert "constexpr int HOPPER_EMPTY_ARRIVALS = 8 * HOPPER_CLUSTER;" in source
+    code = "".join(c_function(source, head) for head in (
+        r"static __device__ inline void block_patch", r"static __device__ inline int2 hopper_tile",
+        r"static __host__ __device__ inline int64_t hopper_tiles", r"struct HopperShare",
+        r"static __host__ __device__ inline int64_t hopper_units", r"struct HopperUnit",
+        r"static __device__ inline void for_each_unit"))
+    harness = tmp_path / "units.cpp"
+    harness.write_text(UNITS_HARNESS % {"group_m": 8, "code": code})
+    exe = tmp_path / "units"
+    built = subprocess.run(["g++", "-std=c++17", "-O1", "-o", str(exe), str(harness)], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr
+    # (Mp, Np, steps of K, width, whole tiles, slices, C steps, blocks)
+    for Mp, Np, steps, width, whole, slices, c_steps, blocks in [
+            (8192, 8192, 128, 256, 2048, 1, 3, 132), (3072, 3072, 47, 192, 384, 1, 3, 132),
+            (3072, 3072, 47, 256, 264, 5, 3, 132), (1024, 1024, 16, 64, 0, 8, 0, 130),
+            (256, 256, 128, 64, 0, 16, 2, 8), (4096, 11008, 64, 256, 1320, 2, 3, 128),
+            (2048, 2048, 16, 128, 132 * 2, 3, 3, 132)]:
+        tiles = Mp // 128 * (Np // width)
+        whole = min(whole, tiles)
+        out = subprocess.run([str(exe), *map(str, (Mp, Np, steps, width, whole, slices, c_steps, blocks))],
+                             capture_output=True, text=True, check=True).stdout
+        units = [tuple(map(int, line.split())) for line in out.splitlines()]
+        assert len(units) == whole + (tiles - whole) * slices, (Mp, Np, width)
+        # every whole tile once; every split tile's slices once each, covering K
+        assert len({(u[7], u[8]) for u in units if u[4]}) == whole
+        split = {}
+        for u in units:
+            if not u[4]:
+                split.setdefault((u[7], u[8]), []).append((u[2], u[3], u[5]))
+        assert len(split) == tiles - whole
+        for parts in split.values():
+            assert sorted((f, s) for f, s, _ in parts)[0][0] == 0
+            assert sum(s for _, s, _ in parts) == steps and len(parts) == slices
+        assert len({u[5] for u in units if not u[4]}) == (tiles - whole) * slices   # own workspace rows
+        # the two blocks of a cluster: the same steps in the same stages, tiles one above the other
+        by_block = {}
+        for u in units:
+            by_block.setdefault(u[0], []).append(u)
+        for b in range(0, blocks, 2):
+            first, second = by_block.get(b, []), by_block.get(b + 1, [])
+            assert len(first) == len(second), b
+            for x, y in zip(first, second):
+                assert x[1:5] == y[1:5], (x, y)                          # i, first, steps, whole
+                assert y[7] == x[7] + 128 and y[8] == x[8], (x, y)      # one above the other
+    # the build: B multicast into both blocks, stages given back to both, cluster barriers
+    exe = tmp_path / "cl"
+    built = gemmlib.nvcc(cu, exe, config_defines("F16_IN_F32_OUT", None, 0, 1) + ["-Xptxas", "-v"],
+                         gpu=HOPPER, keep=True)
+    assert built.returncode == 0, built.stderr
+    widths = kernels_by_width(exe.with_suffix(".ptx"))
+    assert sorted(widths) == sorted(gemmlib.registry()["hopper_widths"]), sorted(widths)
+    for width, kernel in widths.items():
+        assert ".multicast::cluster" in kernel and "mapa.shared::cluster" in kernel, width
+        assert "mbarrier.arrive.shared::cluster.b64" in kernel, width
+        assert kernel.count("barrier.cluster.arrive") == 2 and kernel.count("barrier.cluster.wait") == 2, width
+    functions = re.findall(r"Compiling entry function '(_Z10gemm_wgmma\w+)'.*?(\d+) bytes spill stores, "
+                           r"(\d+) bytes spill loads", built.stderr, re.S)
+    assert len(functions) == len(widths) and all(st == ld == "0" for _, st, ld in functions), functions
+    # M is padded to whole pairs of tiles; GROUP_M must be even
+    plan = subprocess.run([str(exe), "--plan=h100", "300", "200", "100"], capture_output=True, text=True)
+    assert "The Hopper kernel, where it runs too, pads it to 512 x 256 x 128." in plan.stdout, plan.stdout
+    odd = gemmlib.nvcc(cu, tmp_path / "odd", config_defines("F16_IN_F32_OUT", None, 0, 1) + ["-DGROUP_M=3"],
+                       gpu=HOPPER, mode="ptx")
+    assert odd.returncode != 0 and "GROUP_M is even" in odd.stderr
