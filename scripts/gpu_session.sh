@@ -29,14 +29,19 @@ case $piece in
 esac
 OUT=${OUT:-build/session}
 mkdir -p "$OUT"
+log=$piece   # with --part I/N, the logs of piece-I, so that several parts in one call keep theirs
+args=" $* "
+case $args in
+    *" --part "*) part=${args#* --part }; log=$piece-${part%%/*} ;;
+esac
 export PYTHONUNBUFFERED=1
 {
     nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv 2>&1
     nvcc --version | tail -n 1
     date -u '+%Y-%m-%d %H:%M UTC'
     [ -f COMMIT ] && cat COMMIT
-} > "$OUT/gpu-$piece.txt"
-cat "$OUT/gpu-$piece.txt"
+} > "$OUT/gpu-$log.txt"
+cat "$OUT/gpu-$log.txt"
 case $piece in
     check)   cmd=(python3 scripts/check_gpu.py --out "$OUT" "$@") ;;
     worklog) cmd=(python3 scripts/worklog.py run "$@" --out "$OUT") ;;
@@ -46,5 +51,5 @@ case $piece in
     floors)  cmd=(python3 scripts/floors.py run "$@" --out "$OUT") ;;
     last-wave) cmd=(env OUT="$OUT" bash scripts/last_wave_gpu.sh "$@") ;;
 esac
-"${cmd[@]}" 2>&1 | tee "$OUT/$piece.txt"
+"${cmd[@]}" 2>&1 | tee "$OUT/$log.txt"
 exit "${PIPESTATUS[0]}"

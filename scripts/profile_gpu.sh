@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Where the Hopper kernel's time goes, beside cuBLAS's: Nsight Compute (ncu) on one launch of
+# each at every size given (default 8192 and 3000, cubes), F16_IN_F32_OUT in the layout TN,
+# each in a run of its own after a warm-up launch, with the clocks left alone (--clock-control
+# none). The report of each kernel is the speed of light, the compute and memory workload, the
+# warps' stalls and the schedulers' issue rate. With change files of worklog/, a variant.
+#
+#   bash scripts/profile_gpu.sh [--change FILE ...] [SIZE ...]
+#
+# Results go to $OUT (default build/profile): profile-SIZE.txt for each size.
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-build/profile}
+mkdir -p "$OUT"
+changes=
+while [ "${1:-}" = "--change" ]; do
+    [ $# -ge 2 ] || { echo "usage: bash scripts/profile_gpu.sh [--change FILE ...] [SIZE ...]" >&2; exit 2; }
+    changes="$changes,${2%.md}"
+    shift 2
+done
+sizes=("$@")
+[ ${#sizes[@]} -gt 0 ] || sizes=(8192 3000)
+command -v ncu > /dev/null || { echo "profile_gpu: no ncu (Nsight Compute) on this machine" >&2; exit 3; }
+build=build/profile-gemm
+python3 - "$build" "$changes" <<'PY' || exit 1
+import sys
+sys.path.insert(0, "scripts")
+import gemmlib
+build, changes = sys.argv[1], [c for c in sys.argv[2].split(",") if c]
+source = gemmlib.tangle(f"{build}/gemm.cu", changes=changes)
+built = gemmlib.nvcc(source, f"{build}/gemm", gemmlib.defines("F16_IN_F32_OUT", None, 0, 1, cublas=True))
+if built.returncode:
+    raise SystemExit(f"profile_gpu: the build failed:\n{built.stderr[-2000:]}")
+PY
+status=0
+for n in "${sizes[@]}"; do
+    # The Hopper kernel, then cuBLAS's GEMM (whose kernels are named nvjet, sm90_xmma or
+    # cutlass): the second launch of each, the first being its warm-up.
+    for kernel in gemm_wgmma 'nvjet|sm90_xmma|cutlass'; do
+        ncu --clock-control none --launch-skip 1 --launch-count 1 --kernel-name regex:"$kernel" \
+            --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+            --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy \
+            "$build/gemm" "$n" "$n" "$n" --kernel=wgmma --warmup 1 --repeat 1 --verify=off
+    done > "$OUT/profile-$n.txt" 2>&1 || status=1
+    grep -E "^  [a-zA-Z_].*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|DRAM Throughput|Issued Ipc|No Eligible|Warp Cycles Per Issued" \
+        "$OUT/profile-$n.txt" | head -n 60
+done
+exit $status
