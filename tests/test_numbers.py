@@ -572,7 +572,7 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     assert round(shown(at[3000]["h-widths"][0]) / shown(at[3000]["h-batched"][0]), 2) == 1.21
     assert "Storing C through the TMA gave 1 % for the pairs with `float` results and 6 % for f16→f16" in text
     assert [round(100 * (x - 1)) for x in ratio("h-tma-store", "h-persistent", at[8192])] == [1, 6, 1]
-    assert "H8's 64-wide tile gave 1.09 to 1.12 times at $1024^3$ (1.3 predicted)" in text
+    assert "H8's 64-wide tile gave 1.09 to 1.12 times at $1024^3$ (each pair; 1.3 predicted)" in text
     assert [round(x, 2) for x in ratio("h-last-wave", "h-tma-store", at[1024])] == [1.12, 1.09, 1.12]
     # H9 against H8 in the table's cells (the whole 8192^3 row, f16->f32 at 3000^3 and 1024^3)
     cells9 = ratio("h-c-pipeline", "h-last-wave", at[8192]) + [
@@ -783,14 +783,14 @@ def test_the_results_chapter_is_its_session():
     small = [s for (_, _, p), s in found.items() if min(p) < 2048]
     assert all(s["wgmma"] > s["tiled"] for s in small)
     assert min(s["wgmma"] / s["tiled"] for s in small) >= 1.14
-    assert "Below 2048 the Hopper kernel beats the tiled kernel in every cell, by 14 % or more" in text
+    below = [cell for cell, s in found.items() if min(cell[2]) < 2048 and not floors.judge(s, cell[2])[1]]
+    assert len(below) == 3 and {cell[2] for cell in below} == {(1024, 1024, 1024)}
+    assert ("Below 2048 the Hopper kernel beats the tiled kernel in every cell, by 14 % or more, though three "
+            "cells of $1024^3$ miss 80 % of cuBLAS;") in text
     large = {cell: s["wgmma"] / s["cublas"] for cell, s in found.items() if min(cell[2]) >= 2048}
-    order = sorted(large, key=large.get)
-    assert round(100 * (1 - large[order[0]])) == 13 and order[0][2] == (16384, 16384, 16384)
-    assert (8192, 28672, 8192) in [c[2] for c in order[:5]]
-    assert "from 2048 up it falls up to 13 % short of cuBLAS, most at $16384^3$, the largest layer shape" in text
-    at3000 = [large[(t, l, (3000, 3000, 3000))] for t in (F16, BF16) for l in ("NN", "NT", "TN", "TT")]
-    assert max(at3000) < 1 and "the largest layer shape and, for `float` results, $3000^3$:" in text
+    short = [share for share in large.values() if share < 1]
+    assert (len(short), len(large)) == (67, 115) and round(100 * (1 - min(short))) == 13
+    assert "from 2048 up it falls short of cuBLAS in 67 of 115 cells, by up to 13 %:" in text
     # the GPU check the chapter cites: two calls whose counts add up to the one quoted
     counts = []
     for part in ("16bit", "others"):
