@@ -420,6 +420,13 @@ def hopper_sizes(rows):
     return sorted({int(r["M"]) for r in rows if r.get("kind") == "hopper"}, reverse=True)
 
 
+def latest_hopper_step(rows):
+    """The latest of the Hopper kernel's steps that the rows have a passing run of (the first
+    step where they have none): the kernel both Hopper tables compare with cuBLAS."""
+    have = [key for key, _, _ in hopper_steps() if last_cells(rows, "hopper", "wgmma", key)]
+    return have[-1] if have else hopper_steps()[0][0]
+
+
 def make_hopper_table(rows):
     """The Hopper kernel's steps (rows of kind "hopper"), eTOPS per 16-bit pair at the largest
     size, and for the first pair at each smaller size, with cuBLAS from the last step's runs and
@@ -441,7 +448,7 @@ def make_hopper_table(rows):
              "|" + "|".join(["---", "---"] + ["---:"] * len(columns)) + "|"]
     for _, title, expected, cell in cells + [(None, "cuBLAS", "", cublas)]:
         lines.append("| " + " | ".join([title, expected] + [sweep.fmt3(c) for c in cell]) + " |")
-    key, title, _, last = cells[-1]   # the shipped kernel, or the latest step run
+    key, title, _, last = next(c for c in cells if c[0] == latest_hopper_step(rows))
     name = "shipped" if key == steps[-1][0] else title.split(".")[0]
     lines.append("| " + " | ".join([f"{name} / cuBLAS", ""] + [percent(a, b) for a, b in zip(last, cublas)])
                  + " |")
@@ -452,8 +459,7 @@ def make_hopper_parts_table(rows):
     """The Hopper kernel (the latest step the rows have) against its parts (kind "hopper-part")
     and cuBLAS, eTOPS per 16-bit pair at the largest size, with the kernel's share of its
     wgmmas' ceiling."""
-    present = {r["step"] for r in rows if r.get("kind") == "hopper"}
-    last = [key for key, _, _ in hopper_steps() if key in present or key == hopper_steps()[0][0]][-1]
+    last = latest_hopper_step(rows)
     size = (hopper_sizes(rows) or [None])[0]
     whole, cublas = (last_cells(rows, "hopper", impl, key, size) for impl, key in (("wgmma", last), ("cublas", None)))
     parts = {key: last_cells(rows, "hopper-part", "wgmma", key, size) for key, _, _ in HOPPER_PARTS}

@@ -628,3 +628,7 @@ def test_the_hopper_table_of_a_worklog_csv(tmp_path):
     row = next(line for line in parts.splitlines() if line.startswith("| f16→f32 |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1] == "700" and cells[4:6] == ["600", "750"] and cells[6] == "86 %"
+    # A step whose runs all failed is no step of either table: both compare H8 with cuBLAS.
+    failed = rows + [dict(rows[0], step="h-c-pipeline", etops=690.0, result="FAIL")]
+    assert "| H8 / cuBLAS |" in worklog.make_hopper_table(failed) and "H9." not in worklog.make_hopper_table(failed)
+    assert "| f16→f32 | 700 | — | — | 600 | 750 | 86 % |" in worklog.make_hopper_parts_table(failed)
