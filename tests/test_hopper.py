@@ -332,6 +332,7 @@ def test_the_cluster_variant_pairs_its_blocks_step_for_step(tmp_path):
     cu = gemmlib.tangle(tmp_path / "cl.cu", changes=("hopper-clusters",))
     source = cu.read_text()
     assert "constexpr int HOPPER_EMPTY_ARRIVALS = 8 * HOPPER_CLUSTER;" in source
+    assert source.count("tma_copy(&map_c, c_slot<HOPPER_BN>(") == 1, "the producer copies C as gemm.md's does"
     code = "".join(c_function(source, head) for head in (
         r"static __device__ inline void block_patch", r"static __device__ inline int2 hopper_tile",
         r"static __host__ __device__ inline int64_t hopper_tiles", r"struct HopperShare",
