@@ -396,3 +396,20 @@ def test_the_cluster_variant_pairs_its_blocks_step_for_step(tmp_path):
     odd = gemmlib.nvcc(cu, tmp_path / "odd", config_defines("F16_IN_F32_OUT", None, 0, 1) + ["-DGROUP_M=3"],
                        gpu=HOPPER, mode="ptx")
     assert odd.returncode != 0 and "GROUP_M is even" in odd.stderr
+
+
+def test_the_variant_that_fetches_the_tensor_maps_first(tmp_path):
+    """worklog/hopper-prefetch-maps.md, the experiment: the thread that sets up the barriers
+    first asks for the four tensor maps, so each width's kernel prefetches four maps before
+    its first barrier is initialised, and gemm.md's kernel none."""
+    for changes, count in (((), 0), (("hopper-prefetch-maps",), 4)):
+        cu = gemmlib.tangle(tmp_path / "pm.cu", changes=changes)
+        ptx = tmp_path / "pm.ptx"
+        built = gemmlib.nvcc(cu, ptx, config_defines("F16_IN_F32_OUT", None, 0, 1), gpu=HOPPER, mode="ptx")
+        assert built.returncode == 0, built.stderr
+        widths = kernels_by_width(ptx)
+        assert sorted(widths) == sorted(gemmlib.registry()["hopper_widths"])
+        for width, kernel in widths.items():
+            assert kernel.count("prefetch.tensormap") == count, (changes, width)
+            if count:
+                assert kernel.index("prefetch.tensormap") < kernel.index("mbarrier.init"), width
