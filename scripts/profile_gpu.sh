@@ -36,12 +36,14 @@ status=0
 for n in "${sizes[@]}"; do
     # The Hopper kernel, then cuBLAS's GEMM (whose kernels are named nvjet, sm90_xmma or
     # cutlass): the second launch of each, the first being its warm-up.
+    : > "$OUT/profile-$n.txt"
     for kernel in gemm_wgmma 'nvjet|sm90_xmma|cutlass'; do
         ncu --clock-control none --launch-skip 1 --launch-count 1 --kernel-name regex:"$kernel" \
             --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
             --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy \
-            "$build/gemm" "$n" "$n" "$n" --kernel=wgmma --warmup 1 --repeat 1 --verify=off
-    done > "$OUT/profile-$n.txt" 2>&1 || status=1
+            "$build/gemm" "$n" "$n" "$n" --kernel=wgmma --warmup 1 --repeat 1 --verify=off \
+            >> "$OUT/profile-$n.txt" 2>&1 || status=1   # each kernel's failure counts
+    done
     grep -E "^  [a-zA-Z_].*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|DRAM Throughput|Issued Ipc|No Eligible|Warp Cycles Per Issued" \
         "$OUT/profile-$n.txt" | head -n 60
 done

@@ -423,9 +423,11 @@ def hopper_sizes(rows):
 
 
 def latest_hopper_step(rows):
-    """The latest of the Hopper kernel's steps that the rows have a passing run of (the first
-    step where they have none): the kernel both Hopper tables compare with cuBLAS."""
-    have = [key for key, _, _ in hopper_steps() if last_cells(rows, "hopper", "wgmma", key)]
+    """The latest of the Hopper kernel's steps that the rows have a passing run of at their
+    largest size, whose every pair both tables show (the first step where they have none): the
+    kernel both Hopper tables compare with cuBLAS."""
+    size = (hopper_sizes(rows) or [None])[0]
+    have = [key for key, _, _ in hopper_steps() if last_cells(rows, "hopper", "wgmma", key, size)]
     return have[-1] if have else hopper_steps()[0][0]
 
 
