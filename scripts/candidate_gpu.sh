@@ -9,6 +9,10 @@
 #   bash scripts/candidate_gpu.sh BASE.md [compare_gpu.py options]
 #   bash scripts/candidate_gpu.sh --change FILE [--change FILE...] [compare_gpu.py options]
 #
+# Before both, the candidate runs once at 512^3 and once at 4096^3 for the first of those pairs,
+# with 60 s each: a change that hangs (a barrier that never completes) stops the script there,
+# not after 300 s for each run of the check.
+#
 # Results go to $OUT (default build/candidate).
 set -u
 cd "$(dirname "$0")/.."
@@ -29,6 +33,28 @@ mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
 pairs=$(python3 -c 'import sys; sys.path.insert(0, "scripts"); import gemmlib
 print(",".join(p for p, e in gemmlib.pairs().items() if "wgmma" in e["kernels"]))') || exit 1
+smoke=${pairs%%,*}
+python3 - "$OUT" "$smoke" "${checked_change[@]}" <<'PY' 2>&1 | tee "$OUT/smoke.txt"
+import subprocess, sys
+sys.path.insert(0, "scripts")
+import gemmlib
+out, pair, changes = sys.argv[1], sys.argv[2], sys.argv[4::2]
+source = gemmlib.tangle(f"{out}/smoke.cu", changes)
+built = gemmlib.nvcc(source, f"{out}/smoke", gemmlib.defines(pair, tb=1, cublas=False))
+if built.returncode != 0:
+    sys.exit(f"smoke: the candidate does not build:\n{built.stderr}")
+for size in ("512", "4096"):
+    try:
+        run = subprocess.run([f"{out}/smoke", size, size, size, "--kernel=wgmma", "--repeat", "3"],
+                             capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        sys.exit(f"smoke: {pair} at {size}^3 gave no answer in 60 s (a hang?)")
+    print(run.stdout[-600:], run.stderr[-600:])
+    if run.returncode != 0:
+        sys.exit(f"smoke: {pair} at {size}^3 failed ({run.returncode})")
+print(f"smoke: {pair} passed at 512^3 and 4096^3")
+PY
+[ "${PIPESTATUS[0]}" = 0 ] || exit 1
 python3 scripts/check_gpu.py --quick --only "$pairs" "${checked_change[@]}" --out "$OUT" > "$OUT/check.txt" 2>&1
 checked=$?
 tail -n 4 "$OUT/check.txt"
