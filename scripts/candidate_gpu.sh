@@ -34,18 +34,18 @@ export PYTHONUNBUFFERED=1
 pairs=$(python3 -c 'import sys; sys.path.insert(0, "scripts"); import gemmlib
 print(",".join(p for p, e in gemmlib.pairs().items() if "wgmma" in e["kernels"]))') || exit 1
 smoke=${pairs%%,*}
-python3 - "$OUT" "$smoke" "${checked_change[@]}" <<'PY' 2>&1 | tee "$OUT/smoke.txt"
+python3 - build/smoke "$smoke" "${checked_change[@]}" <<'PY' 2>&1 | tee "$OUT/smoke.txt"
 import subprocess, sys
 sys.path.insert(0, "scripts")
 import gemmlib
-out, pair, changes = sys.argv[1], sys.argv[2], sys.argv[4::2]
-source = gemmlib.tangle(f"{out}/smoke.cu", changes)
-built = gemmlib.nvcc(source, f"{out}/smoke", gemmlib.defines(pair, tb=1, cublas=False))
+build, pair, changes = sys.argv[1], sys.argv[2], sys.argv[4::2]
+source = gemmlib.tangle(f"{build}/gemm.cu", changes)
+built = gemmlib.nvcc(source, f"{build}/gemm", gemmlib.defines(pair, tb=1, cublas=False))
 if built.returncode != 0:
     sys.exit(f"smoke: the candidate does not build:\n{built.stderr}")
 for size in ("512", "4096"):
     try:
-        run = subprocess.run([f"{out}/smoke", size, size, size, "--kernel=wgmma", "--repeat", "3"],
+        run = subprocess.run([f"{build}/gemm", size, size, size, "--kernel=wgmma", "--repeat", "3"],
                              capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
         sys.exit(f"smoke: {pair} at {size}^3 gave no answer in 60 s (a hang?)")
