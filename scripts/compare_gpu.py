@@ -6,6 +6,7 @@
     python3 scripts/compare_gpu.py --base-args="--beta 3" --new-args="--beta 0" ...
     python3 scripts/compare_gpu.py --new-change hopper-spread-c ...     gemm.md with a change file
     python3 scripts/compare_gpu.py --base-change hopper-batched-stores --sizes 4096,3000
+    python3 scripts/compare_gpu.py --new-flags=-DGROUP_M=16 ...          a setting changed at build time
 
 Builds OLD.md and NEW.md (gemm.md unless given) (through gemmlib, for the GPU present) for every type pair
 that has the kernel (./gemm --describe), then runs both, alternately, `--rounds` times
@@ -15,7 +16,8 @@ one's. Prints one table; writes every --csv row, with the build it came from, to
 Exit status 1 if a run fails its check. With --base-args and --new-args the two builds run
 with those options of ./gemm, and with --new-change the new build is the document with that
 change file of worklog/, and with --base-change the base build is the document with that one (an
-earlier step, rebuilt). The base document is the new one unless given. A size is N (N x N x N)
+earlier step, rebuilt); --base-flags and --new-flags add nvcc options (a setting, -DNAME=VALUE) to
+one build. The base document is the new one unless given. A size is N (N x N x N)
 or MxNxK.
 """
 
@@ -31,11 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gemmlib  # noqa: E402
 
 
-def build(tag, pair, layout, gpu, folder, layouts):
+def build(tag, pair, layout, gpu, folder, layouts, flags=()):
     ta, tb = layouts[layout]
     cu = folder / f"{tag}.cu"
     exe = folder / f"{tag}-{pair}-{layout}"
-    result = gemmlib.nvcc(cu, exe, gemmlib.defines(pair, None, ta, tb, cublas=True), gpu=gpu)
+    result = gemmlib.nvcc(cu, exe, gemmlib.defines(pair, None, ta, tb, cublas=True) + list(flags), gpu=gpu)
     if result.returncode != 0:
         sys.exit(f"compare_gpu: {tag} did not build for {pair} {layout}:\n{result.stderr[-3000:]}")
     return exe
@@ -55,16 +57,20 @@ def main():
     parser.add_argument("--out", type=Path, default=Path("build/compare.csv"))
     parser.add_argument("--base-args", default="", help="options of ./gemm for the base build's runs")
     parser.add_argument("--new-args", default="", help="options of ./gemm for the new build's runs")
+    parser.add_argument("--base-flags", default="", help="nvcc options added to the base build's")
+    parser.add_argument("--new-flags", default="", help="nvcc options added to the new build's")
     parser.add_argument("--new-change", action="append", default=[], metavar="FILE",
                         help="a change file (a path, or a name in worklog/) for the new build")
     parser.add_argument("--base-change", action="append", default=[], metavar="FILE",
                         help="a change file for the base build: an earlier step, rebuilt")
     args = parser.parse_args()
-    if args.base is None and not (args.base_args or args.new_args or args.new_change or args.base_change):
-        parser.error("give --base, --new-change, --base-change, or --base-args and --new-args to "
-                     "compare one document run two ways")
+    if args.base is None and not (args.base_args or args.new_args or args.new_change or args.base_change
+                                  or args.base_flags or args.new_flags):
+        parser.error("give --base, --new-change, --base-change, --base-flags or --new-flags, or "
+                     "--base-args and --new-args to compare one document run two ways")
     args.base = args.base or args.new
     extra = {"base": args.base_args.split(), "new": args.new_args.split()}
+    flags = {"base": args.base_flags.split(), "new": args.new_flags.split()}
 
     name, gpu, _ = gemmlib.find_gpu("compare_gpu")
     described = gemmlib.registry()
@@ -81,7 +87,7 @@ def main():
                        document=document)
     keys = [(tag, p, l) for tag, _ in documents for p in pairs for l in chosen]
     with ThreadPoolExecutor(max_workers=max(1, (os.cpu_count() or 2) // 2)) as pool:
-        made = pool.map(lambda key: build(key[0], key[1], key[2], gpu, folder, layouts), keys)
+        made = pool.map(lambda key: build(key[0], key[1], key[2], gpu, folder, layouts, flags[key[0]]), keys)
         builds = dict(zip(keys, made))
 
     header = gemmlib.run(next(iter(builds.values())), ["--csv-header"]).stdout.strip()
