@@ -2,19 +2,25 @@
 # Where the Hopper kernel's time goes, beside cuBLAS's: Nsight Compute (ncu) on one launch of
 # each at every size given (default 8192 and 3000, cubes), F16_IN_F32_OUT in the layout TN,
 # each in a run of its own after a warm-up launch, with the clocks left alone (--clock-control
-# none). The report of each kernel is the speed of light, the compute and memory workload, the
+# none), the Hopper kernel first (with --cublas-first, cuBLAS first: an H100 under a GEMM
+# lowers its clock to stay within its power limit, so the order shows whether the first one
+# profiled ran cooler). The report of each kernel is the speed of light, the compute and memory workload, the
 # warps' stalls and the schedulers' issue rate. With change files of worklog/, a variant.
 #
-#   bash scripts/profile_gpu.sh [--change FILE ...] [SIZE ...]
+#   bash scripts/profile_gpu.sh [--cublas-first] [--change FILE ...] [SIZE ...]
 #
 # Results go to $OUT (default build/profile): profile-SIZE.txt for each size.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/profile}
 mkdir -p "$OUT"
-changes=
+changes= kernels=(gemm_wgmma 'nvjet|sm90_xmma|cutlass')
+if [ "${1:-}" = "--cublas-first" ]; then
+    kernels=('nvjet|sm90_xmma|cutlass' gemm_wgmma)
+    shift
+fi
 while [ "${1:-}" = "--change" ]; do
-    [ $# -ge 2 ] || { echo "usage: bash scripts/profile_gpu.sh [--change FILE ...] [SIZE ...]" >&2; exit 2; }
+    [ $# -ge 2 ] || { echo "usage: bash scripts/profile_gpu.sh [--cublas-first] [--change FILE ...] [SIZE ...]" >&2; exit 2; }
     changes="$changes,${2%.md}"
     shift 2
 done
@@ -37,14 +43,14 @@ for n in "${sizes[@]}"; do
     # The Hopper kernel, then cuBLAS's GEMM (whose kernels are named nvjet, sm90_xmma or
     # cutlass): the second launch of each, the first being its warm-up.
     : > "$OUT/profile-$n.txt"
-    for kernel in gemm_wgmma 'nvjet|sm90_xmma|cutlass'; do
+    for kernel in "${kernels[@]}"; do
         ncu --clock-control none --launch-skip 1 --launch-count 1 --kernel-name regex:"$kernel" \
             --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
             --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy \
             "$build/gemm" "$n" "$n" "$n" --kernel=wgmma --warmup 1 --repeat 1 --verify=off \
             >> "$OUT/profile-$n.txt" 2>&1 || status=1   # each kernel's failure counts
     done
-    grep -E "^  [a-zA-Z_].*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|DRAM Throughput|Issued Ipc|No Eligible|Warp Cycles Per Issued" \
+    grep -E "^  [a-zA-Z_].*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|DRAM Throughput|SM Frequency|Elapsed Cycles|Issued Ipc|No Eligible|Warp Cycles Per Issued" \
         "$OUT/profile-$n.txt" | head -n 60
 done
 exit $status
