@@ -209,7 +209,7 @@ def hopper_steps():
 # Variants of the Hopper kernel that are not steps (`run --hopper` times them too, as kind
 # "hopper-explore"): experiments that a measurement may promote.
 # Each was measured on the kernel of its time, step H8 or earlier, whose consumers read C,
-# except h-clusters and h-prefetch-maps, which are built on step H9.
+# except h-clusters, h-prefetch-maps and h-lean-steps, which are built on step H9.
 HOPPER_VARIANTS = [("h-prefetch", "C prefetched into L2 eight steps before the end of K",
                     {"changes": ("hopper-c-from-global", "hopper-prefetch-c")}),
                    ("h-spread", "C prefetched into L2 a few rows a step over the last 32 steps",
@@ -223,7 +223,9 @@ HOPPER_VARIANTS = [("h-prefetch", "C prefetched into L2 eight steps before the e
                    ("h-clusters", "clusters of two blocks, B multicast into both",
                     {"changes": ("hopper-clusters",)}),
                    ("h-prefetch-maps", "the tensor maps fetched at the kernel's start",
-                    {"changes": ("hopper-prefetch-maps",)})]
+                    {"changes": ("hopper-prefetch-maps",)}),
+                   ("h-lean-steps", "a step of K in fewer instructions",
+                    {"changes": ("hopper-lean-steps",)})]
 
 # The Hopper kernel with part of its work left out (kind "hopper-part", timed without
 # verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue

@@ -413,3 +413,25 @@ def test_the_variant_that_fetches_the_tensor_maps_first(tmp_path):
             assert kernel.count("prefetch.tensormap") == count, (changes, width)
             if count:
                 assert kernel.index("prefetch.tensormap") < kernel.index("mbarrier.init"), width
+
+
+def test_the_variant_with_lean_steps_makes_each_descriptor_once(tmp_path):
+    """worklog/hopper-lean-steps.md, the experiment: a step makes each operand's descriptor once
+    (one mask of the 18-bit shared-memory address per operand, not one per wgmma) and adds the
+    next 16 elements of K to it, in each width's kernel."""
+    masks = {}
+    for changes in ((), ("hopper-lean-steps",)):
+        cu = gemmlib.tangle(tmp_path / "ls.cu", changes=changes)
+        ptx = tmp_path / "ls.ptx"
+        built = gemmlib.nvcc(cu, ptx, config_defines("F16_IN_F32_OUT", None, 0, 1), gpu=HOPPER, mode="ptx")
+        assert built.returncode == 0, built.stderr
+        widths = kernels_by_width(ptx)
+        assert sorted(widths) == sorted(gemmlib.registry()["hopper_widths"])
+        # the descriptor's mask of a 1024-byte-aligned address, 0x3FC00, with the offset of
+        # the wgmma's 16 elements of K folded in: one constant for each of the four in
+        # gemm.md's step, one alone in the variant's
+        masks[changes] = {w: {int(v) for v in re.findall(r"and\.b32\s+%r\d+, %r\d+, (\d+);", k)
+                              if 0x3FC00 <= int(v) < 0x3FC80} for w, k in widths.items()}
+    for width, lean in masks[("hopper-lean-steps",)].items():
+        assert masks[()][width] == {0x3FC00, 0x3FC20, 0x3FC40, 0x3FC60} and lean == {0x3FC00}, (width, lean)
+

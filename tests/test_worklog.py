@@ -562,7 +562,7 @@ def test_plan_of_the_hopper_steps():
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-explore"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT")
         for k in ("h-prefetch", "h-spread", "h-spread-all", "h-ping-pong", "h-sum-inside", "h-clusters",
-                  "h-prefetch-maps")]
+                  "h-prefetch-maps", "h-lean-steps")]
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-part"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT") for k in ("h-math", "h-copies", "h-no-epilogue")]
     assert all(kind.startswith("hopper") for *_, kind in jobs)
