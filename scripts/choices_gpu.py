@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Is the Hopper kernel's own choice of tile width and split the best one for a problem?
+
+    python3 scripts/choices_gpu.py [--sizes 1024] [--only F16_IN_F32_OUT:NT,BF16_IN_F32_OUT:NT]
+                                   [--splits 1,2,4] [--rounds 3] [--out build/choices.csv]
+
+For each pair and layout given (default: every pair that has the Hopper kernel, in layout TN),
+builds gemm.md and runs the Hopper kernel (verified on a sample) at each size with its own choice (no option) and
+with every tile width (./gemm --describe's hopper_widths) combined with every --split-k
+given, taking turns, `--rounds` times, with cuBLAS in the same process. Prints each choice's
+median share of cuBLAS, the kernel's own choice first; writes every --csv row, with the
+choice it came from, to --out. Exit status 1 if a run fails its check.
+"""
+
+import argparse
+import csv
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gemmlib  # noqa: E402
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])
+    parser.add_argument("--sizes", default="1024", help="N (N x N x N) or MxNxK, comma-separated")
+    parser.add_argument("--only", help="PAIR:LAYOUT,... (default: every Hopper pair, TN)")
+    parser.add_argument("--splits", default="1,2,4")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--out", type=Path, default=Path("build/choices.csv"))
+    args = parser.parse_args()
+
+    described = gemmlib.registry()
+    hopper = [p for p, e in gemmlib.pairs(described).items() if "wgmma" in e["kernels"]]
+    layouts = {n: tuple(v) for n, v in described["layouts"].items()}
+    wanted = [item.split(":") for item in args.only.split(",")] if args.only else [[p, "TN"] for p in hopper]
+    for item in wanted:
+        if len(item) != 2 or item[0] not in hopper or item[1] not in layouts:
+            parser.error(f"--only takes PAIR:LAYOUT with a pair of {', '.join(hopper)} and a layout of "
+                         f"{', '.join(layouts)}; got {':'.join(item)}")
+    splits = [int(s) for s in args.splits.split(",")]
+    choices = [("own", [])] + [(f"{w}/{s}", [f"--hopper-width={w}", f"--split-k={s}"])
+                               for w in described["hopper_widths"] for s in splits]
+
+    name, gpu, _ = gemmlib.find_gpu("choices_gpu")
+    folder = gemmlib.REPO / "build" / "choices"
+    source = gemmlib.tangle(folder / "gemm.cu")
+    rows, failed = [], False
+    print(f"{name}: --kernel=wgmma, {args.rounds} rounds of --repeat {args.repeat}; "
+          f"a choice is WIDTH/SPLITS, 'own' the kernel's", flush=True)
+    for pair, layout in wanted:
+        exe = folder / f"gemm-{pair}-{layout}"
+        ta, tb = layouts[layout]
+        built = gemmlib.nvcc(source, exe, gemmlib.defines(pair, None, ta, tb, cublas=True), gpu=gpu)
+        if built.returncode != 0:
+            sys.exit(f"choices_gpu: {pair} {layout} did not build:\n{built.stderr[-3000:]}")
+        header = gemmlib.run(exe, ["--csv-header"]).stdout.strip()
+        for size in args.sizes.split(","):
+            shape = size.split("x") if "x" in size else [size] * 3
+            share = {c: [] for c, _ in choices}
+            for _ in range(args.rounds):
+                for choice, options in choices:
+                    out = gemmlib.run(exe, [*shape, "--kernel=wgmma", "--csv", "--verify=sample", "--repeat", str(args.repeat),
+                                            *options], timeout=300)
+                    found = gemmlib.parse_csv(out.stdout, header) if out.returncode in (0, 1) else []
+                    failed |= out.returncode != 0
+                    kernel = [r for r in found if r["impl"] == "wgmma"]
+                    cublas = [r for r in found if r["impl"] == "cublas"]
+                    if not kernel or not cublas:
+                        print(f"  {pair} {layout} {size} {choice}: {out.stderr.strip()[:300]}")
+                        continue
+                    rows += [dict(r, choice=choice) for r in found]
+                    share[choice].append(float(kernel[0]["etops"]) / float(cublas[0]["etops"]))
+            own = statistics.median(share["own"]) if share["own"] else float("nan")
+            line = ", ".join(f"{c} {100 * statistics.median(v):.0f}%" for c, v in share.items() if v)
+            best = max((c for c in share if share[c]), key=lambda c: statistics.median(share[c]))
+            print(f"{pair} {layout} {size}: {line}; best {best} "
+                  f"({100 * statistics.median(share[best]) / own:.1f}% of own)", flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("w", newline="", encoding="utf-8") as f:
+        if rows:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
