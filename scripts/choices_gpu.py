@@ -62,8 +62,8 @@ def main():
             share = {c: [] for c, _ in choices}
             for _ in range(args.rounds):
                 for choice, options in choices:
-                    out = gemmlib.run(exe, [*shape, "--kernel=wgmma", "--csv", "--verify=sample", "--repeat", str(args.repeat),
-                                            *options], timeout=300)
+                    out = gemmlib.run(exe, [*shape, "--kernel=wgmma", "--csv", "--verify=sample",
+                                            "--repeat", str(args.repeat), *options], timeout=300)
                     found = gemmlib.parse_csv(out.stdout, header) if out.returncode in (0, 1) else []
                     failed |= out.returncode != 0
                     kernel = [r for r in found if r["impl"] == "wgmma"]
