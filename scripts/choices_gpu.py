@@ -7,9 +7,9 @@
 For each pair and layout given (default: every pair that has the Hopper kernel, in layout TN),
 builds gemm.md and runs the Hopper kernel (verified on a sample) at each size with its own
 choice (no option) and with every tile width (./gemm --describe's hopper_widths) combined
-with every --split-k given, taking turns, `--rounds` times, with cuBLAS in the same process. Prints each choice's
-median share of cuBLAS, the kernel's own choice first; writes every --csv row, with the
-choice it came from, to --out. Exit status 1 if a run fails its check.
+with every --split-k given, taking turns, `--rounds` times, with cuBLAS in the same process.
+Prints each choice's median share of cuBLAS, the kernel's own choice first; writes every
+--csv row, with the choice it came from, to --out. Exit status 1 if a run fails its check.
 """
 
 import argparse
