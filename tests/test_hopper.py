@@ -37,6 +37,18 @@ def kernels_by_width(ptx_path):
     return {int(re.match(r"\w*?Li(\d+)E", e)[1]): e for e in entries[1:] if e.startswith("_Z10gemm_wgmma")}
 
 
+def variant_kernels(tmp_path, changes):
+    """{width: PTX of the Hopper kernel of that width} of gemm.md with the change files
+    `changes` of worklog/, F16_IN_F32_OUT with B transposed; one kernel for every width."""
+    cu = gemmlib.tangle(tmp_path / "variant.cu", changes=changes)
+    ptx = tmp_path / "variant.ptx"
+    built = gemmlib.nvcc(cu, ptx, config_defines("F16_IN_F32_OUT", None, 0, 1), gpu=HOPPER, mode="ptx")
+    assert built.returncode == 0, built.stderr
+    widths = kernels_by_width(ptx)
+    assert sorted(widths) == sorted(gemmlib.registry()["hopper_widths"])
+    return widths
+
+
 def test_every_tile_width_has_its_own_wgmma_and_no_spills(gemm_cu, tmp_path):
     """The kernel of each width of HOPPER_WIDTHS multiplies with m64nWk16, four per stage, and
     ptxas gives each the registers it needs without spilling. Each is persistent: its consumers
@@ -403,13 +415,7 @@ def test_the_variant_that_fetches_the_tensor_maps_first(tmp_path):
     first asks for the four tensor maps, so each width's kernel prefetches four maps before
     its first barrier is initialised, and gemm.md's kernel none."""
     for changes, count in (((), 0), (("hopper-prefetch-maps",), 4)):
-        cu = gemmlib.tangle(tmp_path / "pm.cu", changes=changes)
-        ptx = tmp_path / "pm.ptx"
-        built = gemmlib.nvcc(cu, ptx, config_defines("F16_IN_F32_OUT", None, 0, 1), gpu=HOPPER, mode="ptx")
-        assert built.returncode == 0, built.stderr
-        widths = kernels_by_width(ptx)
-        assert sorted(widths) == sorted(gemmlib.registry()["hopper_widths"])
-        for width, kernel in widths.items():
+        for width, kernel in variant_kernels(tmp_path, changes).items():
             assert kernel.count("prefetch.tensormap") == count, (changes, width)
             if count:
                 assert kernel.index("prefetch.tensormap") < kernel.index("mbarrier.init"), width
@@ -421,12 +427,7 @@ def test_the_variant_with_lean_steps_makes_each_descriptor_once(tmp_path):
     next 16 elements of K to it, in each width's kernel."""
     masks = {}
     for changes in ((), ("hopper-lean-steps",)):
-        cu = gemmlib.tangle(tmp_path / "ls.cu", changes=changes)
-        ptx = tmp_path / "ls.ptx"
-        built = gemmlib.nvcc(cu, ptx, config_defines("F16_IN_F32_OUT", None, 0, 1), gpu=HOPPER, mode="ptx")
-        assert built.returncode == 0, built.stderr
-        widths = kernels_by_width(ptx)
-        assert sorted(widths) == sorted(gemmlib.registry()["hopper_widths"])
+        widths = variant_kernels(tmp_path, changes)
         # the descriptor's mask of a 1024-byte-aligned address, 0x3FC00, with the offset of
         # the wgmma's 16 elements of K folded in: one constant for each of the four in
         # gemm.md's step, one alone in the variant's
