@@ -2,7 +2,8 @@
 """Is the Hopper kernel's own choice of tile width and split the best one for a problem?
 
     python3 scripts/choices_gpu.py [--sizes 1024] [--only F16_IN_F32_OUT:NT,BF16_IN_F32_OUT:NT]
-                                   [--splits 1,2,4] [--rounds 3] [--out build/choices.csv]
+                                   [--splits 1,2,4] [--widths 64,128|none] [--rounds 3]
+                                   [--out build/choices.csv]
 
 For each pair and layout given (default: every pair that has the Hopper kernel, in layout TN),
 builds gemm.md and runs the Hopper kernel (verified on a sample) at each size with its own
@@ -28,6 +29,8 @@ def main():
     parser.add_argument("--sizes", default="1024", help="N (N x N x N) or MxNxK, comma-separated")
     parser.add_argument("--only", help="PAIR:LAYOUT,... (default: every Hopper pair, TN)")
     parser.add_argument("--splits", default="1,2,4")
+    parser.add_argument("--widths", help="the widths tried besides the kernel's own choice (default: "
+                        "every one; 'none': only the own choice, as a second measurement of it)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--out", type=Path, default=Path("build/choices.csv"))
@@ -42,8 +45,10 @@ def main():
             parser.error(f"--only takes PAIR:LAYOUT with a pair of {', '.join(hopper)} and a layout of "
                          f"{', '.join(layouts)}; got {':'.join(item)}")
     splits = [int(s) for s in args.splits.split(",")]
+    widths = described["hopper_widths"] if args.widths is None else \
+        [] if args.widths == "none" else [int(w) for w in args.widths.split(",")]
     choices = [("own", [])] + [(f"{w}/{s}", [f"--hopper-width={w}", f"--split-k={s}"])
-                               for w in described["hopper_widths"] for s in splits]
+                               for w in widths for s in splits]
 
     name, gpu, _ = gemmlib.find_gpu("choices_gpu")
     folder = gemmlib.REPO / "build" / "choices"
@@ -82,7 +87,8 @@ def main():
                     rows += [dict(r, choice=choice) for r in found]
                     share[choice].append(float(kernel[0]["etops"]) / float(cublas[0]["etops"]))
             own = statistics.median(share["own"]) if share["own"] else float("nan")
-            line = ", ".join(f"{c} {100 * statistics.median(v):.0f}%" for c, v in share.items() if v)
+            line = ", ".join(f"{c} {100 * statistics.median(v):.0f}% ({', '.join(f'{100 * x:.0f}' for x in v)})"
+                             for c, v in share.items() if v)
             best = max((c for c in share if share[c]), key=lambda c: statistics.median(share[c]))
             print(f"{pair} {layout} {size}: {line}; best {best} "
                   f"({100 * statistics.median(share[best]) / own:.1f}% of own)", flush=True)
