@@ -87,8 +87,8 @@ def main():
                     rows += [dict(r, choice=choice) for r in found]
                     share[choice].append(float(kernel[0]["etops"]) / float(cublas[0]["etops"]))
             own = statistics.median(share["own"]) if share["own"] else float("nan")
-            line = ", ".join(f"{c} {100 * statistics.median(v):.0f}% ({', '.join(f'{100 * x:.0f}' for x in v)})"
-                             for c, v in share.items() if v)
+            rounds = lambda v: ", ".join(f"{100 * x:.0f}" for x in v)
+            line = ", ".join(f"{c} {100 * statistics.median(v):.0f}% ({rounds(v)})" for c, v in share.items() if v)
             best = max((c for c in share if share[c]), key=lambda c: statistics.median(share[c]))
             print(f"{pair} {layout} {size}: {line}; best {best} "
                   f"({100 * statistics.median(share[best]) / own:.1f}% of own)", flush=True)
