@@ -10,7 +10,7 @@ builds gemm.md and runs the Hopper kernel (verified on a sample) at each size wi
 choice (no option) and with every tile width (./gemm --describe's hopper_widths) combined
 with every --split-k given, taking turns, `--rounds` times, with cuBLAS in the same process.
 Prints each choice's median share of cuBLAS, the kernel's own choice first; writes every
---csv row, with the choice it came from, to --out. A choice ./gemm refuses for a problem (a
+--csv row, with the choice it came from, to --out as it goes. A choice ./gemm refuses for a problem (a
 width that does not divide it) is left out. Exit status 1 if a run fails its check.
 """
 
@@ -53,7 +53,9 @@ def main():
     name, gpu, _ = gemmlib.find_gpu("choices_gpu")
     folder = gemmlib.REPO / "build" / "choices"
     source = gemmlib.tangle(folder / "gemm.cu")
-    rows, failed = [], False
+    failed, writer = False, None
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    sink = args.out.open("w", newline="", encoding="utf-8")   # row by row: a cut-off run keeps its rows
     print(f"{name}: --kernel=wgmma, {args.rounds} rounds of --repeat {args.repeat}; "
           f"a choice is WIDTH/SPLITS, 'own' the kernel's", flush=True)
     for pair, layout in wanted:
@@ -84,7 +86,11 @@ def main():
                     if not kernel or not cublas:
                         print(f"  {pair} {layout} {size} {choice}: {out.stderr.strip()[:300]}")
                         continue
-                    rows += [dict(r, choice=choice) for r in found]
+                    if writer is None:
+                        writer = csv.DictWriter(sink, fieldnames=[*found[0], "choice"])
+                        writer.writeheader()
+                    writer.writerows(dict(r, choice=choice) for r in found)
+                    sink.flush()
                     share[choice].append(float(kernel[0]["etops"]) / float(cublas[0]["etops"]))
             own = statistics.median(share["own"]) if share["own"] else float("nan")
             rounds = lambda v: ", ".join(f"{100 * x:.0f}" for x in v)
@@ -92,12 +98,7 @@ def main():
             best = max((c for c in share if share[c]), key=lambda c: statistics.median(share[c]))
             print(f"{pair} {layout} {size}: {line}; best {best} "
                   f"({100 * statistics.median(share[best]) / own:.1f}% of own)", flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", newline="", encoding="utf-8") as f:
-        if rows:
-            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+    sink.close()
     return 1 if failed else 0
 
 

@@ -1031,3 +1031,24 @@ def test_appendix_g_the_kernels_own_choice_is_the_best_it_has():
     assert ("ran at 0.94 of the speed of the kernel's own choice (128 × 64 and 128 × 192, K whole) or less"
             in text)
 
+
+def test_the_lowest_cells_run_again_are_what_the_fold_says():
+    """Three of the floors table's lowest cells, each run three more times: their shares per
+    run, as the fold gives them beside the table's."""
+    text = " ".join(PROSE.split())
+    again = (REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-worst-cells.txt").read_text()
+    found = {(m[1], m[2], m[3]): [int(x) for x in m[4].split(", ")] for m in
+             re.finditer(r"^(\w+) (\w\w) (\S+): own \d+% \(([\d, ]+)\)", again, re.M)}
+    assert set(found) == {("BF16_IN_F32_OUT", "NT", "16384"), ("BF16_IN_F32_OUT", "TN", "16384"),
+                          ("BF16_IN_F32_OUT", "NT", "8192x28672x8192")}
+    assert all(len(v) == 3 for v in found.values())
+    table = (REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-h9-floors.md").read_text()
+    bf16 = table[table.index("| BF16_IN_F32_OUT |"):]
+    row = lambda label: [c.strip().split()[0] for c in re.search(rf"^\| {re.escape(label)} \|(.*)\|$", bf16, re.M)[1].split("|")]
+    cube, layer = row("16384³"), row("8192 × 28672 × 8192")     # NN, NT, TN, TT
+    span = lambda v: f"{min(v)}–{max(v)}"
+    assert (f"gave bf16→f32 NT at $16384^3$ {span(found[('BF16_IN_F32_OUT', 'NT', '16384')])} % (the table: "
+            f"{cube[1]} %), TN at $16384^3$ {span(found[('BF16_IN_F32_OUT', 'TN', '16384')])} % ({cube[2]} %) "
+            f"and NT at $8192 \\times 28672 \\times 8192$ "
+            f"{span(found[('BF16_IN_F32_OUT', 'NT', '8192x28672x8192')])} % ({layer[1]} %)") in text
+

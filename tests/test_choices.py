@@ -1,0 +1,89 @@
+"""scripts/choices_gpu.py without a GPU: a stand-in for ./gemm answers as the real one does
+(a CSV line for the Hopper kernel and one for cuBLAS, exit status 2 for a width it refuses), so
+that what the script measures, leaves out, prints and writes can be checked."""
+
+import csv
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "scripts"))
+import choices_gpu  # noqa: E402
+import gemmlib  # noqa: E402
+
+HEADER = "type,M,N,K,impl,etops,result,tile,slices"
+
+# The stand-in: its speed is the width's (the kernel's own choice runs as width 64), halved when
+# K is split; cuBLAS runs at 100; width 192 is refused, as ./gemm refuses a width that does not
+# divide the padded N.
+STAND_IN = f'''#!{sys.executable}
+import sys
+args = sys.argv[1:]
+if args == ["--csv-header"]:
+    print("{HEADER}")
+    sys.exit(0)
+width, split = 64, 1
+for a in args:
+    if a.startswith("--hopper-width="):
+        width = int(a.split("=")[1])
+    if a.startswith("--split-k="):
+        split = int(a.split("=")[1])
+if width == 192:
+    print("gemm: --hopper-width=192: the padded N is not a multiple of it", file=sys.stderr)
+    sys.exit(2)
+speed = {{64: 80, 128: 70, 256: 50}}[width] / split
+m, n, k = args[:3]
+print(f"PAIR,{{m}},{{n}},{{k}},wgmma,{{speed}},PASS,128x{{width}}x64,{{split}}")
+print(f"PAIR,{{m}},{{n}},{{k}},cublas,100,PASS,,")
+'''
+
+
+@pytest.fixture
+def stand_in(tmp_path, monkeypatch):
+    def build(source, exe, flags, gpu):
+        pair = [f[2:] for f in flags if f.startswith("-D") and f[2:] in gemmlib.pairs()][0]
+        Path(exe).write_text(STAND_IN.replace("PAIR", pair))
+        Path(exe).chmod(0o755)
+        return type("Built", (), {"returncode": 0, "stderr": ""})()
+    monkeypatch.setattr(gemmlib, "find_gpu", lambda prog: ("Test GPU", "90", "1"))
+    monkeypatch.setattr(gemmlib, "nvcc", build)
+    return tmp_path
+
+
+def test_every_width_and_split_against_the_own_choice(stand_in, capsys):
+    out = stand_in / "choices.csv"
+    sys.argv = ["choices_gpu.py", "--sizes", "1024", "--only", "F16_IN_F32_OUT:NT", "--splits", "1,2",
+                "--rounds", "2", "--out", str(out)]
+    assert choices_gpu.main() == 0
+    printed = capsys.readouterr().out
+    assert "F16_IN_F32_OUT NT 1024 192/1: not possible" in printed
+    assert "192/2: not possible" in printed and printed.count("not possible") == 2   # once each, not per round
+    line = [l for l in printed.splitlines() if l.startswith("F16_IN_F32_OUT NT 1024:")][0]
+    assert line.startswith("F16_IN_F32_OUT NT 1024: own 80% (80, 80), 256/1 50% (50, 50), 256/2 25% (25, 25)")
+    assert "; best own (100.0% of own)" in line
+    rows = list(csv.DictReader(out.open()))
+    widths = sorted(w for w in gemmlib.registry()["hopper_widths"] if w != 192)
+    assert len(rows) == 2 * 2 * (1 + 2 * len(widths))        # two rows a run, two rounds
+    assert {r["choice"] for r in rows} == {"own"} | {f"{w}/{s}" for w in widths for s in (1, 2)}
+
+
+def test_only_the_own_choice_measured_again(stand_in, capsys):
+    out = stand_in / "again.csv"
+    sys.argv = ["choices_gpu.py", "--widths", "none", "--sizes", "16384,8192x28672x8192",
+                "--only", "BF16_IN_F32_OUT:NT", "--rounds", "3", "--out", str(out)]
+    assert choices_gpu.main() == 0
+    printed = capsys.readouterr().out
+    assert "BF16_IN_F32_OUT NT 16384: own 80% (80, 80, 80); best own" in printed
+    assert "BF16_IN_F32_OUT NT 8192x28672x8192: own 80%" in printed
+    rows = list(csv.DictReader(out.open()))
+    assert {r["choice"] for r in rows} == {"own"} and len(rows) == 2 * 2 * 3
+    assert {(r["M"], r["N"], r["K"]) for r in rows} == {("16384",) * 3, ("8192", "28672", "8192")}
+
+
+def test_a_wrong_pair_or_layout_is_refused(stand_in, capsys):
+    sys.argv = ["choices_gpu.py", "--only", "F16_IN_F32_OUT:XY"]
+    with pytest.raises(SystemExit) as stop:
+        choices_gpu.main()
+    assert stop.value.code == 2 and "--only takes PAIR:LAYOUT" in capsys.readouterr().err
