@@ -37,15 +37,16 @@ def kernels_by_width(ptx_path):
     return {int(re.match(r"\w*?Li(\d+)E", e)[1]): e for e in entries[1:] if e.startswith("_Z10gemm_wgmma")}
 
 
-def variant_kernels(tmp_path, changes):
+def variant_kernels(tmp_path, changes, pair="F16_IN_F32_OUT", ta=0, tb=1):
     """{width: PTX of the Hopper kernel of that width} of gemm.md with the change files
-    `changes` of worklog/, F16_IN_F32_OUT with B transposed; one kernel for every width."""
+    `changes` of worklog/, for `pair` in the layout given (B transposed unless told); one
+    kernel for every width, or none."""
     cu = gemmlib.tangle(tmp_path / "variant.cu", changes=changes)
-    ptx = tmp_path / "variant.ptx"
-    built = gemmlib.nvcc(cu, ptx, config_defines("F16_IN_F32_OUT", None, 0, 1), gpu=HOPPER, mode="ptx")
+    ptx = tmp_path / f"variant-{pair}-{ta}{tb}.ptx"
+    built = gemmlib.nvcc(cu, ptx, config_defines(pair, None, ta, tb), gpu=HOPPER, mode="ptx")
     assert built.returncode == 0, built.stderr
     widths = kernels_by_width(ptx)
-    assert sorted(widths) == sorted(gemmlib.registry()["hopper_widths"])
+    assert sorted(widths) in ([], sorted(gemmlib.registry()["hopper_widths"]))
     return widths
 
 
@@ -435,4 +436,28 @@ def test_the_variant_with_lean_steps_makes_each_descriptor_once(tmp_path):
                               if 0x3FC00 <= int(v) < 0x3FC80} for w, k in widths.items()}
     for width, lean in masks[("hopper-lean-steps",)].items():
         assert masks[()][width] == {0x3FC00, 0x3FC20, 0x3FC40, 0x3FC60} and lean == {0x3FC00}, (width, lean)
+
+
+@pytest.mark.parametrize("pair, form", [("I8_IN_I32_OUT", "k32.s32.s8.s8"), ("U8_IN_I32_OUT", "k32.s32.u8.u8"),
+                                        ("TF32_IN_F32_OUT", "k8.f32.tf32.tf32")])
+def test_the_variant_for_8bit_and_tf32_pairs(tmp_path, pair, form):
+    """worklog/hopper-8bit-tf32.md, the experiment: in the layout TN each width's kernel
+    multiplies with the pair's own form of wgmma, four per step of 128 bytes, and ptxas gives
+    each the registers it needs without spilling; in NN, where wgmma cannot read B, the pair
+    has no Hopper kernel, and gemm.md gives it none in any layout."""
+    widths = variant_kernels(tmp_path, ("hopper-8bit-tf32",), pair)
+    assert widths
+    for width, kernel in widths.items():
+        found = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)(k\d+\.\w+\.\w+\.\w+)", kernel)
+        assert found == [(str(width), form)] * 4, (width, found[:2])
+    assert variant_kernels(tmp_path, ("hopper-8bit-tf32",), pair, 0, 0) == {}
+    assert variant_kernels(tmp_path, (), pair) == {}
+    cu = gemmlib.tangle(tmp_path / "v.cu", changes=("hopper-8bit-tf32",))
+    built = gemmlib.nvcc(cu, tmp_path / "v.cubin", config_defines(pair, None, 0, 1) + ["-Xptxas", "-v"],
+                         gpu=HOPPER, mode="cubin")
+    assert built.returncode == 0, built.stderr
+    reports = re.findall(r"Compiling entry function '(\w+)'.*?\n(?:.*\n)*?.*?(\d+) bytes spill stores, (\d+) bytes spill loads",
+                         built.stderr)
+    hopper = [r for r in reports if r[0].startswith("_Z10gemm_wgmma")]
+    assert len(hopper) == len(widths) and all(r[1:] == ("0", "0") for r in hopper), hopper
 
