@@ -3,10 +3,11 @@
 
     python3 scripts/choices_gpu.py [--sizes 1024] [--only F16_IN_F32_OUT:NT,BF16_IN_F32_OUT:NT]
                                    [--splits 1,2,4] [--widths 64,128|none] [--rounds 3]
-                                   [--out build/choices.csv]
+                                   [--change FILE ...] [--out build/choices.csv]
 
 For each pair and layout given (default: every pair that has the Hopper kernel, in layout TN),
-builds gemm.md and runs the Hopper kernel (verified on a sample) at each size with its own
+builds gemm.md (with the change files of worklog/ given, such as a variant that gives the
+kernel more pairs) and runs the Hopper kernel (verified on a sample) at each size with its own
 choice (no option) and with every tile width (./gemm --describe's hopper_widths) combined
 with every --split-k given, taking turns, `--rounds` times, with cuBLAS in the same process.
 Prints each choice's median share of cuBLAS, the kernel's own choice first; writes every
@@ -33,17 +34,21 @@ def main():
                         "every one; 'none': only the own choice, as a second measurement of it)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--change", action="append", default=[], metavar="FILE",
+                        help="a change file (a path, or a name in worklog/) applied to gemm.md")
     parser.add_argument("--out", type=Path, default=Path("build/choices.csv"))
     args = parser.parse_args()
 
-    described = gemmlib.registry()
-    hopper = [p for p, e in gemmlib.pairs(described).items() if "wgmma" in e["kernels"]]
+    described = gemmlib.registry(changes=args.change)
     layouts = {n: tuple(v) for n, v in described["layouts"].items()}
-    wanted = [item.split(":") for item in args.only.split(",")] if args.only else [[p, "TN"] for p in hopper]
+    # the pairs the Hopper kernel takes in a layout, as a build of that layout describes them
+    hopper = lambda layout: [p for p, e in gemmlib.pairs(gemmlib.registry(
+        changes=args.change, layout=layouts[layout])).items() if "wgmma" in e["kernels"]]
+    wanted = [item.split(":") for item in args.only.split(",")] if args.only else [[p, "TN"] for p in hopper("TN")]
     for item in wanted:
-        if len(item) != 2 or item[0] not in hopper or item[1] not in layouts:
-            parser.error(f"--only takes PAIR:LAYOUT with a pair of {', '.join(hopper)} and a layout of "
-                         f"{', '.join(layouts)}; got {':'.join(item)}")
+        if len(item) != 2 or item[1] not in layouts or item[0] not in hopper(item[1]):
+            parser.error(f"--only takes PAIR:LAYOUT, a layout of {', '.join(layouts)} and a pair the Hopper "
+                         f"kernel takes in it; got {':'.join(item)}")
     splits = [int(s) for s in args.splits.split(",")]
     widths = described["hopper_widths"] if args.widths is None else \
         [] if args.widths == "none" else [int(w) for w in args.widths.split(",")]
@@ -52,7 +57,7 @@ def main():
 
     name, gpu, _ = gemmlib.find_gpu("choices_gpu")
     folder = gemmlib.REPO / "build" / "choices"
-    source = gemmlib.tangle(folder / "gemm.cu")
+    source = gemmlib.tangle(folder / "gemm.cu", args.change)
     failed, writer = False, None
     args.out.parent.mkdir(parents=True, exist_ok=True)
     sink = args.out.open("w", newline="", encoding="utf-8")   # row by row: a cut-off run keeps its rows

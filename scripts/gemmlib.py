@@ -134,11 +134,16 @@ def describe(exe):
 _REGISTRY = {}
 
 
-def registry(folder=None):
-    """What gemm.md's ./gemm --describe says. Built once per version of gemm.md, as PTX only
-    (seconds: --describe runs no kernel), and kept in build/registry/."""
-    source = (REPO / "gemm.md").read_bytes()
-    key = hashlib.sha256(source).hexdigest()[:16]
+def registry(folder=None, changes=(), layout=None):
+    """What gemm.md's ./gemm --describe says: of gemm.md with the change files `changes` of
+    worklog/ where given, and built in `layout` ((TRANSPOSE_A, TRANSPOSE_B)) where given, since
+    a kernel may take a pair in some layouts only. Built once per version of the sources, as PTX
+    only (seconds: --describe runs no kernel), and kept in build/registry/."""
+    texts = [(REPO / "gemm.md").read_bytes()]
+    for change in changes:
+        path = Path(change)
+        texts.append((path if path.suffix == ".md" else REPO / "worklog" / f"{change}.md").read_bytes())
+    key = hashlib.sha256(b"\0".join(texts) + repr(layout).encode() * bool(changes or layout)).hexdigest()[:16]
     if key in _REGISTRY:
         return _REGISTRY[key]
     folder = Path(folder or REPO / "build" / "registry") / key
@@ -146,9 +151,10 @@ def registry(folder=None):
     if saved.is_file():
         _REGISTRY[key] = json.loads(saved.read_text(encoding="utf-8"))
         return _REGISTRY[key]
-    cu = tangle(folder / "gemm.cu")
+    cu = tangle(folder / "gemm.cu", changes)
     exe = folder / "gemm"
-    result = nvcc(cu, exe, defines(), gpu="compute_90")
+    ta, tb = layout or (None, None)
+    result = nvcc(cu, exe, defines(ta=ta, tb=tb), gpu="compute_90")
     if result.returncode != 0:
         raise SystemExit(f"building gemm.md for --describe failed:\n{result.stderr[-3000:]}")
     described = describe(exe)

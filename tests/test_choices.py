@@ -42,8 +42,13 @@ print(f"PAIR,{{m}},{{n}},{{k}},cublas,100,PASS,,")
 
 @pytest.fixture
 def stand_in(tmp_path, monkeypatch):
-    def build(source, exe, flags, gpu):
-        pair = [f[2:] for f in flags if f.startswith("-D") and f[2:] in gemmlib.pairs()][0]
+    nvcc = gemmlib.nvcc
+
+    def build(source, exe, flags, gpu, **options):
+        pairs = [f[2:] for f in flags if f.startswith("-D") and f[2:] in gemmlib.pairs()]
+        if not pairs:      # the build behind --describe, which the stand-in does not replace
+            return nvcc(source, exe, flags, gpu, **options)
+        pair = pairs[0]
         Path(exe).write_text(STAND_IN.replace("PAIR", pair))
         Path(exe).chmod(0o755)
         return type("Built", (), {"returncode": 0, "stderr": ""})()
@@ -82,8 +87,23 @@ def test_only_the_own_choice_measured_again(stand_in, capsys):
     assert {(r["M"], r["N"], r["K"]) for r in rows} == {("16384",) * 3, ("8192", "28672", "8192")}
 
 
-def test_a_wrong_pair_or_layout_is_refused(stand_in, capsys):
-    sys.argv = ["choices_gpu.py", "--only", "F16_IN_F32_OUT:XY"]
+@pytest.mark.parametrize("only", ["F16_IN_F32_OUT:XY", "I8_IN_I32_OUT:TN", "F16_IN_F32_OUT"])
+def test_a_wrong_pair_or_layout_is_refused(stand_in, capsys, only):
+    sys.argv = ["choices_gpu.py", "--only", only]
     with pytest.raises(SystemExit) as stop:
         choices_gpu.main()
     assert stop.value.code == 2 and "--only takes PAIR:LAYOUT" in capsys.readouterr().err
+
+
+def test_a_variant_that_gives_the_kernel_more_pairs(stand_in, capsys):
+    """With --change, the pairs the kernel takes are the variant's, in the layout asked for:
+    worklog/hopper-8bit-tf32.md gives it int8 in TN, not in NN."""
+    out = stand_in / "variant.csv"
+    sys.argv = ["choices_gpu.py", "--change", "hopper-8bit-tf32", "--widths", "none", "--sizes", "512",
+                "--only", "I8_IN_I32_OUT:TN", "--rounds", "1", "--out", str(out)]
+    assert choices_gpu.main() == 0
+    assert "I8_IN_I32_OUT TN 512: own 80% (80)" in capsys.readouterr().out
+    sys.argv[sys.argv.index("I8_IN_I32_OUT:TN")] = "I8_IN_I32_OUT:NN"
+    with pytest.raises(SystemExit) as stop:
+        choices_gpu.main()
+    assert stop.value.code == 2
