@@ -985,7 +985,14 @@ def test_appendix_g_the_clock_is_its_profiles():
            f"{whole(metric('L2 Cache Throughput', 1))} % and {whole(metric('DRAM Throughput', 0))} % of " \
            f"the memory's against {whole(metric('DRAM Throughput', 1))} %" in text
     assert {name for _, _, name in runs[8192]} == {"nvjet_sm90_hss_320x128_64x3_1x2_h_bx_coopB_TNT"}
-    assert "`nvjet_sm90_hss_320x128_64x3_1x2…`, has tiles of 320 × 128 and clusters of two blocks" in text
+    assert "`nvjet_sm90_hss_320x128_64x3_1x2…`, has by its name tiles of 320 × 128" in text
+    for n in (8192, 3000):
+        for path in (REPO / "results").glob(f"nvidia-h100-80gb-hbm3-2026-11-25-profile-{n}*.txt"):
+            report = path.read_text()
+            cublas = report[report.index("  nvjet"):]
+            cublas = cublas[:cublas.index("  void gemm_wgmma")] if "  void gemm_wgmma" in cublas else cublas
+            assert re.search(r"Cluster Size\s+2\n", cublas) and re.search(r"Grid Size\s+132\n", cublas), path
+    assert "the profile shows its 132 blocks in clusters of two" in text
     assert "power.limit" in (REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-h9-floors-3.txt").read_text()
     assert "1980 MHz, 700.00 W" in (REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-h9-floors-3.txt").read_text()
     assert "far below this GPU's 1.98 GHz" in text and "power limit (700 W here;" in text
