@@ -18,6 +18,7 @@ width that does not divide it) is left out. Exit status 1 if a run fails its che
 import argparse
 import csv
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
@@ -78,8 +79,13 @@ def main():
                 for choice, options in choices:
                     if choice in refused:
                         continue
-                    out = gemmlib.run(exe, [*shape, "--kernel=wgmma", "--csv", "--verify=sample",
-                                            "--repeat", str(args.repeat), *options], timeout=300)
+                    try:
+                        out = gemmlib.run(exe, [*shape, "--kernel=wgmma", "--csv", "--verify=sample",
+                                                "--repeat", str(args.repeat), *options], timeout=300)
+                    except subprocess.TimeoutExpired:
+                        print(f"  {pair} {layout} {size} {choice}: no answer in 300 s")
+                        failed = True
+                        continue
                     if out.returncode == 2 and options:   # a width the padded problem does not take
                         print(f"  {pair} {layout} {size} {choice}: not possible: {out.stderr.strip()[:200]}")
                         refused.add(choice)
