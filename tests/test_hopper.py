@@ -31,6 +31,12 @@ def ptx_and_report(gemm_cu, tmp_path, defines, target):
     return (widths[max(widths)] if widths else None), cubin.stderr
 
 
+def hopper_spills(report):
+    """[(kernel, bytes of spill stores, of spill loads)] of the Hopper kernels in ptxas -v's report."""
+    return re.findall(r"Compiling entry function '(_Z10gemm_wgmma\w+)'.*?(\d+) bytes spill stores, "
+                      r"(\d+) bytes spill loads", report, re.S)
+
+
 def kernels_by_width(ptx_path):
     """{width: PTX of the Hopper kernel of that tile width} in a PTX file."""
     entries = re.split(r"(?m)^(?:\.visible\s+)?\.entry\s+", ptx_path.read_text())
@@ -69,8 +75,7 @@ def test_every_tile_width_has_its_own_wgmma_and_no_spills(gemm_cu, tmp_path):
     # Split K's second kernel, one per width: it sums a split tile's slices from the workspace.
     sums = re.findall(r"(?m)^\.visible \.entry _Z\d+sum_hopper_slicesILi(\d+)E", (tmp_path / "k.ptx").read_text())
     assert sorted(map(int, sums)) == sorted(widths), sums
-    functions = re.findall(r"Compiling entry function '(_Z10gemm_wgmma\w+)'.*?(\d+) bytes spill stores, "
-                           r"(\d+) bytes spill loads", report, re.S)
+    functions = hopper_spills(report)
     assert len(functions) == len(widths) and all(st == ld == "0" for _, st, ld in functions), functions
 
 
@@ -445,19 +450,15 @@ def test_the_variant_for_8bit_and_tf32_pairs(tmp_path, pair, form):
     multiplies with the pair's own form of wgmma, four per step of 128 bytes, and ptxas gives
     each the registers it needs without spilling; in NN, where wgmma cannot read B, the pair
     has no Hopper kernel, and gemm.md gives it none in any layout."""
-    widths = variant_kernels(tmp_path, ("hopper-8bit-tf32",), pair)
-    assert widths
+    cu = gemmlib.tangle(tmp_path / "v.cu", changes=("hopper-8bit-tf32",))
+    _, report = ptx_and_report(cu, tmp_path, config_defines(pair, None, 0, 1), HOPPER)
+    widths = kernels_by_width(tmp_path / "k.ptx")
+    assert sorted(widths) == sorted(gemmlib.registry()["hopper_widths"])
     for width, kernel in widths.items():
         found = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)(k\d+\.\w+\.\w+\.\w+)", kernel)
         assert found == [(str(width), form)] * 4, (width, found[:2])
     assert variant_kernels(tmp_path, ("hopper-8bit-tf32",), pair, 0, 0) == {}
     assert variant_kernels(tmp_path, (), pair) == {}
-    cu = gemmlib.tangle(tmp_path / "v.cu", changes=("hopper-8bit-tf32",))
-    built = gemmlib.nvcc(cu, tmp_path / "v.cubin", config_defines(pair, None, 0, 1) + ["-Xptxas", "-v"],
-                         gpu=HOPPER, mode="cubin")
-    assert built.returncode == 0, built.stderr
-    reports = re.findall(r"Compiling entry function '(\w+)'.*?\n(?:.*\n)*?.*?(\d+) bytes spill stores, (\d+) bytes spill loads",
-                         built.stderr)
-    hopper = [r for r in reports if r[0].startswith("_Z10gemm_wgmma")]
-    assert len(hopper) == len(widths) and all(r[1:] == ("0", "0") for r in hopper), hopper
+    functions = hopper_spills(report)
+    assert len(functions) == len(widths) and all(st == ld == "0" for _, st, ld in functions), functions
 
