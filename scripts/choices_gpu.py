@@ -18,7 +18,6 @@ width that does not divide it) is left out. Exit status 1 if a run fails its che
 import argparse
 import csv
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -79,30 +78,23 @@ def main():
                 for choice, options in choices:
                     if choice in refused:
                         continue
-                    try:
-                        out = gemmlib.run(exe, [*shape, "--kernel=wgmma", "--csv", "--verify=sample",
-                                                "--repeat", str(args.repeat), *options], timeout=300)
-                    except subprocess.TimeoutExpired:
-                        print(f"  {pair} {layout} {size} {choice}: no answer in 300 s")
-                        failed = True
-                        continue
-                    if out.returncode == 2 and options:   # a width the padded problem does not take
-                        print(f"  {pair} {layout} {size} {choice}: not possible: {out.stderr.strip()[:200]}")
+                    found, ratio, code, said = gemmlib.versus_cublas(
+                        exe, [*shape, "--kernel=wgmma", "--csv", "--verify=sample",
+                              "--repeat", str(args.repeat), *options], header, timeout=300)
+                    if code == 2 and options:   # a width the padded problem does not take
+                        print(f"  {pair} {layout} {size} {choice}: not possible: {said}")
                         refused.add(choice)
                         continue
-                    found = gemmlib.parse_csv(out.stdout, header) if out.returncode in (0, 1) else []
-                    failed |= out.returncode != 0
-                    kernel = [r for r in found if r["impl"] == "wgmma"]
-                    cublas = [r for r in found if r["impl"] == "cublas"]
-                    if not kernel or not cublas:
-                        print(f"  {pair} {layout} {size} {choice}: {out.stderr.strip()[:300]}")
+                    failed |= code != 0
+                    if ratio is None:
+                        print(f"  {pair} {layout} {size} {choice}: {said}")
                         continue
                     if writer is None:
                         writer = csv.DictWriter(sink, fieldnames=[*found[0], "choice"])
                         writer.writeheader()
                     writer.writerows(dict(r, choice=choice) for r in found)
                     sink.flush()
-                    share[choice].append(float(kernel[0]["etops"]) / float(cublas[0]["etops"]))
+                    share[choice].append(ratio)
             own = statistics.median(share["own"]) if share["own"] else float("nan")
             rounds = lambda v: ", ".join(f"{100 * x:.0f}" for x in v)
             line = ", ".join(f"{c} {100 * statistics.median(v):.0f}% ({rounds(v)})" for c, v in share.items() if v)

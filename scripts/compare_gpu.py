@@ -24,7 +24,6 @@ or MxNxK.
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -100,25 +99,18 @@ def main():
                 share = {"base": [], "new": []}
                 for _ in range(args.rounds):
                     for tag in share:
-                        try:
-                            out = gemmlib.run(builds[(tag, pair, layout)],
-                                              [*(size.split("x") if "x" in size else [size] * 3),
-                                               f"--kernel={args.kernel}", "--csv",
-                                               "--repeat", str(args.repeat)] + extra[tag], timeout=args.timeout)
-                        except subprocess.TimeoutExpired:
-                            print(f"  {tag} {pair} {layout} {size}: no answer in {args.timeout} s")
-                            failed = True
-                            continue
-                        found = gemmlib.parse_csv(out.stdout, header) if out.returncode in (0, 1) else []
-                        failed |= out.returncode != 0
-                        kernel = [r for r in found if r["impl"] == args.kernel]
-                        cublas = [r for r in found if r["impl"] == "cublas"]
-                        if not kernel or not cublas:
-                            print(f"  {tag} {pair} {layout} {size}: {out.stderr.strip()[:300]}")
+                        found, ratio, code, said = gemmlib.versus_cublas(
+                            builds[(tag, pair, layout)], [*(size.split("x") if "x" in size else [size] * 3),
+                                                          f"--kernel={args.kernel}", "--csv", "--repeat",
+                                                          str(args.repeat)] + extra[tag],
+                            header, args.kernel, args.timeout)
+                        failed |= code != 0
+                        if ratio is None:
+                            print(f"  {tag} {pair} {layout} {size}: {said}")
                             continue
                         for r in found:
                             rows.append(dict(r, compared=tag))
-                        share[tag].append(float(kernel[0]["etops"]) / float(cublas[0]["etops"]))
+                        share[tag].append(ratio)
                 if share["base"] and share["new"]:
                     b, n = statistics.median(share["base"]), statistics.median(share["new"])
                     print(f"{pair:16} {layout:6} {size:>14} {100 * b:11.1f}% {100 * n:10.1f}% "

@@ -209,6 +209,22 @@ def run(exe, args, timeout=1800):
                           timeout=timeout)
 
 
+def versus_cublas(exe, args, header, kernel="wgmma", timeout=1800):
+    """One run of ./gemm (`args` with --csv), the kernel's speed against cuBLAS's in the same
+    process: (its CSV rows, the kernel's eTOPS as a share of cuBLAS's or None, its exit status
+    or "timeout", what it said where it gave no share)."""
+    try:
+        result = run(exe, args, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return [], None, "timeout", f"no answer in {timeout} s"
+    found = parse_csv(result.stdout, header) if result.returncode in (0, 1) else []
+    ours = [r for r in found if r["impl"] == kernel]
+    cublas = [r for r in found if r["impl"] == "cublas"]
+    if not ours or not cublas:
+        return found, None, result.returncode, result.stderr.strip()[:300]
+    return found, float(ours[0]["etops"]) / float(cublas[0]["etops"]), result.returncode, ""
+
+
 def find_gpu(prog="gemmlib"):
     """(name, compute capability digits such as "90", driver) of the first GPU; SystemExit,
     with one clear line, on a machine without one."""
