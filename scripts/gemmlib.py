@@ -143,7 +143,8 @@ def registry(folder=None, changes=(), layout=None):
     for change in changes:
         path = Path(change)
         texts.append((path if path.suffix == ".md" else REPO / "worklog" / f"{change}.md").read_bytes())
-    key = hashlib.sha256(b"\0".join(texts) + repr(layout).encode() * bool(changes or layout)).hexdigest()[:16]
+    variant = repr(layout).encode() if changes or layout else b""   # gemm.md alone: its key as before
+    key = hashlib.sha256(b"\0".join(texts) + variant).hexdigest()[:16]
     if key in _REGISTRY:
         return _REGISTRY[key]
     folder = Path(folder or REPO / "build" / "registry") / key
