@@ -34,26 +34,7 @@ export PYTHONUNBUFFERED=1
 pairs=$(python3 -c 'import sys; sys.path.insert(0, "scripts"); import gemmlib
 print(",".join(p for p, e in gemmlib.pairs().items() if "wgmma" in e["kernels"]))') || exit 1
 smoke=${pairs%%,*}
-python3 - build/smoke "$smoke" "${checked_change[@]}" <<'PY' 2>&1 | tee "$OUT/smoke.txt"
-import subprocess, sys
-sys.path.insert(0, "scripts")
-import gemmlib
-build, pair, changes = sys.argv[1], sys.argv[2], sys.argv[4::2]
-source = gemmlib.tangle(f"{build}/gemm.cu", changes)
-built = gemmlib.nvcc(source, f"{build}/gemm", gemmlib.defines(pair, tb=1, cublas=False))
-if built.returncode != 0:
-    sys.exit(f"smoke: the candidate does not build:\n{built.stderr}")
-for size in ("512", "4096"):
-    try:
-        run = subprocess.run([f"{build}/gemm", size, size, size, "--kernel=wgmma", "--repeat", "3"],
-                             capture_output=True, text=True, timeout=60)
-    except subprocess.TimeoutExpired:
-        sys.exit(f"smoke: {pair} at {size}^3 gave no answer in 60 s (a hang?)")
-    print(run.stdout[-600:], run.stderr[-600:])
-    if run.returncode != 0:
-        sys.exit(f"smoke: {pair} at {size}^3 failed ({run.returncode})")
-print(f"smoke: {pair} passed at 512^3 and 4096^3")
-PY
+python3 scripts/smoke_gpu.py "$smoke" "${checked_change[@]}" 2>&1 | tee "$OUT/smoke.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || exit 1
 python3 scripts/check_gpu.py --quick --only "$pairs" "${checked_change[@]}" --out "$OUT" > "$OUT/check.txt" 2>&1
 checked=$?

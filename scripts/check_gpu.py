@@ -79,14 +79,18 @@ def runs(quick):
     return plan
 
 
-def sanitizer_runs(described, configs, cc, quick):
+def sanitizer_runs(described, configs, cc, quick, hopper_layouts=None):
     """(tool, configuration, size, options) of the sanitizer runs, counted like the others.
 
     memcheck checks every access of every kernel, racecheck the tiled kernel's shared
     memory. Each pair runs with each of its shapes (with --quick its first only), the layouts
     taken in turn, so that every shape, 8 elements wide ones included, is checked in some
-    layout; and the Hopper kernel, where the GPU runs it, with memcheck."""
+    layout; and the Hopper kernel, where the GPU runs it, with memcheck, in the layout of the
+    turn where the kernel takes the pair there, else in the first layout where it does
+    (`hopper_layouts`: {pair: [layouts]}, by default every layout where --describe lists it)."""
     layouts = list(described["layouts"].values())
+    if hopper_layouts is None:
+        hopper_layouts = {p["name"]: layouts if "wgmma" in p["kernels"] else [] for p in described["pairs"]}
     plan, turn = [], 0
     for pair in described["pairs"]:
         for i, shape in enumerate(pair["shapes"]):
@@ -99,10 +103,14 @@ def sanitizer_runs(described, configs, cc, quick):
                      ("racecheck", config, ODD, ["--kernel=tiled", "--tile=all", "--cublas=off"])]
             if not quick and i == 0:
                 plan.append(("racecheck", config, WIDE, ["--kernel=tiled", "--tile=all", "--cublas=off"]))
-            if cc == "90" and "wgmma" in pair["kernels"]:
-                plan += [("memcheck", config, size, ["--kernel=wgmma", "--cublas=off"])
+            taken = hopper_layouts.get(pair["name"], [])
+            if cc == "90" and taken:
+                hopper = config if tuple(config[2:]) in taken else (pair["name"], shape, *taken[0])
+                if hopper not in configs:
+                    continue
+                plan += [("memcheck", hopper, size, ["--kernel=wgmma", "--cublas=off"])
                          for size in (ODD, WIDE)]
-                plan.append(("memcheck", config, ODD, ["--kernel=wgmma", "--split-k=3", "--cublas=off"]))
+                plan.append(("memcheck", hopper, ODD, ["--kernel=wgmma", "--split-k=3", "--cublas=off"]))
     return plan
 
 
@@ -198,6 +206,11 @@ def main(argv=None):
         print(f"gemm.md with {', '.join(args.change)}", flush=True)
 
     configs = gemmlib.share_of(configurations(described, only), part)
+    # the layouts where the Hopper kernel takes each pair: a kernel may take a pair in some only
+    by_layout = {layout: gemmlib.pairs(gemmlib.registry(changes=args.change, layout=layout))
+                 for layout in map(tuple, described["layouts"].values())}
+    hopper_layouts = {p: [l for l, entries in by_layout.items() if "wgmma" in entries[p]["kernels"]]
+                      for p in gemmlib.pairs(described)}
     if part[1] > 1:
         print(f"part {part[0]} of {part[1]}", flush=True)
     print(f"building {len(configs)} configurations with {args.jobs} jobs...", flush=True)
@@ -236,8 +249,9 @@ def main(argv=None):
     else:
         start = time.monotonic()
         with ThreadPoolExecutor(max_workers=4) as pool:
-            results += pool.map(lambda r: sanitize(*r), sanitizer_runs(described, configs, cc, args.quick))
-        hopper = [c for c in configs if "wgmma" in gemmlib.pairs(described)[c[0]]["kernels"]]
+            results += pool.map(lambda r: sanitize(*r),
+                                sanitizer_runs(described, configs, cc, args.quick, hopper_layouts))
+        hopper = [c for c in configs if tuple(c[2:]) in hopper_layouts[c[0]]]
         if cc == "90" and hopper:
             notes = hopper_notes(hopper[0])
             (BUILD / "sanitizer-notes.txt").write_text("\n".join(notes) + "\n", encoding="utf-8")

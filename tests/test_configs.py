@@ -604,3 +604,18 @@ def test_the_plan_and_its_figure_agree_on_the_step_along_k():
     assert f"elements, {kib} KiB," in flat and f"= {millions:.1f} million operations" in flat
     caption = re.search(r"!\[The running example's ([^\]]*)\]\(post/figures/block-tile.svg\)", text)
     assert caption and f"{m} × {shipped} slice of A and a {shipped} × {n} slice of B" in caption[1]
+
+
+def test_the_gpu_check_memchecks_the_hopper_kernel_where_it_takes_a_pair():
+    """A pair the Hopper kernel takes in one layout only gets its wgmma memcheck runs in that
+    layout, whatever layout the turn gives its shape; a pair it takes nowhere gets none."""
+    import check_gpu
+    configs = check_gpu.configurations(REGISTRY)
+    taken = {p: [] for p in TYPES}
+    taken["I8_IN_I32_OUT"] = [(0, 1)]
+    runs = [(c, options) for tool, c, _, options in
+            check_gpu.sanitizer_runs(REGISTRY, configs, "90", True, taken) if "--kernel=wgmma" in options]
+    assert runs and {c[0] for c, _ in runs} == {"I8_IN_I32_OUT"}
+    assert {tuple(c[2:]) for c, _ in runs} == {(0, 1)}
+    assert not [r for r in check_gpu.sanitizer_runs(REGISTRY, configs, "80", True, taken)
+                if "--kernel=wgmma" in r[3]]
