@@ -12,6 +12,7 @@ runs. The last line is "N passed, N failed"; the exit status is 1 when anything 
     python3 scripts/check_gpu.py             (or: make check-gpu)
     python3 scripts/check_gpu.py --quick     fewer sizes and sanitizer runs, for a first look
     python3 scripts/check_gpu.py --only I8_IN_I32_OUT,TF32_IN_F32_OUT
+    python3 scripts/check_gpu.py --only I8_IN_I32_OUT --layouts TN     the layout where the Hopper kernel takes it
     python3 scripts/check_gpu.py --only F16_IN_F32_OUT,F16_IN_OUT,BF16_IN_F32_OUT --part 1/2
     python3 scripts/check_gpu.py --change worklog/hopper-spread-c.md      a variant, before keeping it
 
@@ -52,11 +53,12 @@ def name(config):
     return f"{pair}-{shape}-{ta}{tb}"
 
 
-def configurations(described, only=()):
-    """Every valid configuration: (pair, shape, transpose A, transpose B)."""
-    layouts = list(described["layouts"].values())
+def configurations(described, only=(), layouts=()):
+    """Every valid configuration: (pair, shape, transpose A, transpose B), of the pairs in
+    `only` and the layouts (names) in `layouts` where given."""
+    chosen = [v for n, v in described["layouts"].items() if not layouts or n in layouts]
     return [(p["name"], s, ta, tb) for p in described["pairs"] if not only or p["name"] in only
-            for s in p["shapes"] for ta, tb in layouts]
+            for s in p["shapes"] for ta, tb in chosen]
 
 
 def runs(quick):
@@ -90,7 +92,8 @@ def sanitizer_runs(described, configs, cc, quick, hopper_layouts=None):
     (`hopper_layouts`: {pair: [layouts]}, by default every layout where --describe lists it)."""
     layouts = list(described["layouts"].values())
     if hopper_layouts is None:
-        hopper_layouts = {p["name"]: layouts if "wgmma" in p["kernels"] else [] for p in described["pairs"]}
+        hopper_layouts = {p["name"]: [tuple(described["layouts"][l]) for l, kernels in p["kernels_in"].items()
+                                      if "wgmma" in kernels] for p in described["pairs"]}
     plan, turn = [], 0
     for pair in described["pairs"]:
         for i, shape in enumerate(pair["shapes"]):
@@ -177,6 +180,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer sizes and sanitizer runs")
     parser.add_argument("--only", default="", help="comma-separated type pairs to check")
+    parser.add_argument("--layouts", default="", help="comma-separated layouts to check (NN, NT, TN, TT)")
     parser.add_argument("--part", default="1/1", metavar="I/N",
                         help="check the I-th of N parts of the configurations (every N-th from the I-th), "
                              "so that each part fits one call of a lent GPU")
@@ -196,6 +200,9 @@ def main(argv=None):
     unknown = sorted(set(only) - set(gemmlib.pairs(described)))
     if unknown:
         sys.exit(f"check_gpu: no type pair called {', '.join(unknown)}; ./gemm --describe lists them")
+    layouts = [l for l in args.layouts.split(",") if l]
+    if set(layouts) - set(described["layouts"]):
+        sys.exit(f"check_gpu: --layouts takes {', '.join(described['layouts'])}")
     cublas = os.environ.get("CUBLAS", "1") == "1"    # CUBLAS=0: builds without cuBLAS
     shutil.rmtree(BUILD, ignore_errors=True)
     cu = gemmlib.tangle(BUILD / "gemm.cu", changes=args.change)
@@ -205,12 +212,11 @@ def main(argv=None):
     if args.change:
         print(f"gemm.md with {', '.join(args.change)}", flush=True)
 
-    configs = gemmlib.share_of(configurations(described, only), part)
+    configs = gemmlib.share_of(configurations(described, only, layouts), part)
     # the layouts where the Hopper kernel takes each pair: a kernel may take a pair in some only
-    by_layout = {layout: gemmlib.pairs(gemmlib.registry(changes=args.change, layout=layout))
-                 for layout in map(tuple, described["layouts"].values())}
-    hopper_layouts = {p: [l for l, entries in by_layout.items() if "wgmma" in entries[p]["kernels"]]
-                      for p in gemmlib.pairs(described)}
+    changed = gemmlib.registry(changes=args.change)
+    hopper_layouts = {p["name"]: [tuple(described["layouts"][l]) for l, kernels in p["kernels_in"].items()
+                                  if "wgmma" in kernels] for p in changed["pairs"]}
     if part[1] > 1:
         print(f"part {part[0]} of {part[1]}", flush=True)
     print(f"building {len(configs)} configurations with {args.jobs} jobs...", flush=True)

@@ -41,9 +41,7 @@ def main():
 
     described = gemmlib.registry(changes=args.change)
     layouts = {n: tuple(v) for n, v in described["layouts"].items()}
-    # the pairs the Hopper kernel takes in a layout, as a build of that layout describes them
-    hopper = lambda layout: [p for p, e in gemmlib.pairs(gemmlib.registry(
-        changes=args.change, layout=layouts[layout])).items() if "wgmma" in e["kernels"]]
+    hopper = lambda layout: gemmlib.hopper_pairs(described, layout)   # the pairs it takes there
     wanted = [item.split(":") for item in args.only.split(",")] if args.only else [[p, "TN"] for p in hopper("TN")]
     for item in wanted:
         if len(item) != 2 or item[1] not in layouts or item[0] not in hopper(item[1]):

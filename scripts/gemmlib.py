@@ -134,17 +134,16 @@ def describe(exe):
 _REGISTRY = {}
 
 
-def registry(folder=None, changes=(), layout=None):
+def registry(folder=None, changes=()):
     """What gemm.md's ./gemm --describe says: of gemm.md with the change files `changes` of
-    worklog/ where given, and built in `layout` ((TRANSPOSE_A, TRANSPOSE_B)) where given, since
-    a kernel may take a pair in some layouts only. Built once per version of the sources, as PTX
-    only (seconds: --describe runs no kernel), and kept in build/registry/."""
+    worklog/ where given (each pair's "kernels_in" gives its kernels in every layout). Built
+    once per version of the sources, as PTX only (seconds: --describe runs no kernel), and kept
+    in build/registry/."""
     texts = [(REPO / "gemm.md").read_bytes()]
     for change in changes:
         path = Path(change)
         texts.append((path if path.suffix == ".md" else REPO / "worklog" / f"{change}.md").read_bytes())
-    variant = repr(layout).encode() if changes or layout else b""   # gemm.md alone: its key as before
-    key = hashlib.sha256(b"\0".join(texts) + variant).hexdigest()[:16]
+    key = hashlib.sha256(b"\0".join(texts)).hexdigest()[:16]
     if key in _REGISTRY:
         return _REGISTRY[key]
     folder = Path(folder or REPO / "build" / "registry") / key
@@ -154,14 +153,20 @@ def registry(folder=None, changes=(), layout=None):
         return _REGISTRY[key]
     cu = tangle(folder / "gemm.cu", changes)
     exe = folder / "gemm"
-    ta, tb = layout or (None, None)
-    result = nvcc(cu, exe, defines(ta=ta, tb=tb), gpu="compute_90")
+    result = nvcc(cu, exe, defines(), gpu="compute_90")
     if result.returncode != 0:
         raise SystemExit(f"building gemm.md for --describe failed:\n{result.stderr[-3000:]}")
     described = describe(exe)
     saved.write_text(json.dumps(described), encoding="utf-8")
     _REGISTRY[key] = described
     return described
+
+
+def hopper_pairs(described=None, layout=None):
+    """The pairs the Hopper kernel takes: in `layout` ("TN") where given, else in every layout
+    (the 16-bit pairs, which the studies of its steps, widths and floors measure)."""
+    return [p["name"] for p in (described or registry())["pairs"]
+            if all("wgmma" in kernels for name, kernels in p["kernels_in"].items() if layout in (None, name))]
 
 
 def pairs(described=None):

@@ -185,7 +185,7 @@ HOPPER_EXPECTED = {"h-one-role": "half to three quarters of full speed",
                    "h-tma-store": "up to the +10–13 % the epilogue costs",
                    "h-last-wave": "1.3× at 1024³, none at 8192³",
                    "h-c-pipeline": "up to what reading C costs"}
-HOPPER_TYPES = tuple(t for t, p in PAIRS.items() if "wgmma" in p["kernels"])
+HOPPER_TYPES = tuple(gemmlib.hopper_pairs())   # in every layout: the 16-bit pairs
 
 
 def hopper_steps():
@@ -226,12 +226,6 @@ HOPPER_VARIANTS = [("h-prefetch", "C prefetched into L2 eight steps before the e
                     {"changes": ("hopper-prefetch-maps",)}),
                    ("h-lean-steps", "a step of K in fewer instructions",
                     {"changes": ("hopper-lean-steps",)})]
-
-# Variants that give the Hopper kernel other pairs (`run --hopper` times them, as kind
-# "hopper-explore", for those pairs only): on step H9, in the layout TN.
-HOPPER_PAIR_VARIANTS = [("h-8bit-tf32", "the Hopper kernel for int8, uint8 and tf32",
-                         {"changes": ("hopper-8bit-tf32",)},
-                         ("I8_IN_I32_OUT", "U8_IN_I32_OUT", "TF32_IN_F32_OUT"))]
 
 # The Hopper kernel with part of its work left out (kind "hopper-part", timed without
 # verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue
@@ -631,9 +625,6 @@ def plan(types, args):
                                   ("hopper-part", HOPPER_PARTS)):
                 jobs += [(t, key, settings, kind) for key, _, settings in entries
                          if not args.steps or key in args.steps.split(",")]
-        if getattr(args, "hopper", False):
-            jobs += [(t, key, settings, "hopper-explore") for key, _, settings, pairs in HOPPER_PAIR_VARIANTS
-                     if t in pairs and (not args.steps or key in args.steps.split(","))]
     return jobs
 
 

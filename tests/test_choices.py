@@ -87,7 +87,7 @@ def test_only_the_own_choice_measured_again(stand_in, capsys):
     assert {(r["M"], r["N"], r["K"]) for r in rows} == {("16384",) * 3, ("8192", "28672", "8192")}
 
 
-@pytest.mark.parametrize("only", ["F16_IN_F32_OUT:XY", "I8_IN_I32_OUT:TN", "F16_IN_F32_OUT"])
+@pytest.mark.parametrize("only", ["F16_IN_F32_OUT:XY", "I8_IN_I32_OUT:NN", "F64_IN_OUT:TN", "F16_IN_F32_OUT"])
 def test_a_wrong_pair_or_layout_is_refused(stand_in, capsys, only):
     sys.argv = ["choices_gpu.py", "--only", only]
     with pytest.raises(SystemExit) as stop:
@@ -95,11 +95,11 @@ def test_a_wrong_pair_or_layout_is_refused(stand_in, capsys, only):
     assert stop.value.code == 2 and "--only takes PAIR:LAYOUT" in capsys.readouterr().err
 
 
-def test_a_variant_that_gives_the_kernel_more_pairs(stand_in, capsys):
-    """With --change, the pairs the kernel takes are the variant's, in the layout asked for:
-    worklog/hopper-8bit-tf32.md gives it int8 in TN, not in NN."""
+def test_a_pair_the_kernel_takes_in_one_layout_only(stand_in, capsys):
+    """The pairs --only may name are those the kernel takes in the layout asked for: int8 in
+    TN, not in NN."""
     out = stand_in / "variant.csv"
-    sys.argv = ["choices_gpu.py", "--change", "hopper-8bit-tf32", "--widths", "none", "--sizes", "512",
+    sys.argv = ["choices_gpu.py", "--widths", "none", "--sizes", "512",
                 "--only", "I8_IN_I32_OUT:TN", "--rounds", "1", "--out", str(out)]
     assert choices_gpu.main() == 0
     assert "I8_IN_I32_OUT TN 512: own 80% (80)" in capsys.readouterr().out

@@ -454,7 +454,6 @@ def test_every_step_and_part_tangles_from_its_change_files(tmp_path):
     combos |= {tuple(worklog.changes(settings)) for _, _, settings in worklog.PARTS}
     combos |= {tuple(worklog.changes(settings)) for _, _, settings in worklog.hopper_steps() if settings}
     combos |= {tuple(worklog.changes(settings)) for _, _, settings in worklog.HOPPER_VARIANTS}
-    combos |= {tuple(worklog.changes(settings)) for _, _, settings, _ in worklog.HOPPER_PAIR_VARIANTS}
     combos |= {tuple(worklog.changes(settings)) for _, _, settings in worklog.HOPPER_PARTS}
     combos.discard(())
     assert ("worklog/one-stage.md", "worklog/direct-epilogue.md", "worklog/loads-then-multiplies.md") \
@@ -563,7 +562,7 @@ def test_plan_of_the_hopper_steps():
     variants = ("h-prefetch", "h-spread", "h-spread-all", "h-ping-pong", "h-sum-inside", "h-clusters",
                 "h-prefetch-maps", "h-lean-steps")
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-explore"] == [
-        ("F16_IN_F32_OUT", k) for k in variants] + [("I8_IN_I32_OUT", "h-8bit-tf32")] + [
+        ("F16_IN_F32_OUT", k) for k in variants] + [
         ("BF16_IN_F32_OUT", k) for k in variants]
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-part"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT") for k in ("h-math", "h-copies", "h-no-epilogue")]
