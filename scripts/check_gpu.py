@@ -99,18 +99,19 @@ def sanitizer_runs(described, configs, cc, quick, hopper_layouts=None):
         for i, shape in enumerate(pair["shapes"]):
             config = (pair["name"], shape, *layouts[turn % len(layouts)])
             turn += 1
-            if config not in configs or (quick and i > 0):
+            if quick and i > 0:
                 continue
-            plan += [("memcheck", config, ODD, ["--tile=all"]),
-                     ("memcheck", config, ODD, ["--kernel=tiled", "--split-k=3", "--cublas=off"]),
-                     ("racecheck", config, ODD, ["--kernel=tiled", "--tile=all", "--cublas=off"])]
-            if not quick and i == 0:
-                plan.append(("racecheck", config, WIDE, ["--kernel=tiled", "--tile=all", "--cublas=off"]))
-            taken = hopper_layouts.get(pair["name"], [])
+            if config in configs:
+                plan += [("memcheck", config, ODD, ["--tile=all"]),
+                         ("memcheck", config, ODD, ["--kernel=tiled", "--split-k=3", "--cublas=off"]),
+                         ("racecheck", config, ODD, ["--kernel=tiled", "--tile=all", "--cublas=off"])]
+                if not quick and i == 0:
+                    plan.append(("racecheck", config, WIDE, ["--kernel=tiled", "--tile=all", "--cublas=off"]))
+            # the Hopper kernel in the turn's layout where it takes the pair there, else in the
+            # first of the checked layouts where it does
+            taken = [l for l in hopper_layouts.get(pair["name"], []) if (pair["name"], shape, *l) in configs]
             if cc == "90" and taken:
                 hopper = config if tuple(config[2:]) in taken else (pair["name"], shape, *taken[0])
-                if hopper not in configs:
-                    continue
                 plan += [("memcheck", hopper, size, ["--kernel=wgmma", "--cublas=off"])
                          for size in (ODD, WIDE)]
                 plan.append(("memcheck", hopper, ODD, ["--kernel=wgmma", "--split-k=3", "--cublas=off"]))

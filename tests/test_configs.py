@@ -619,3 +619,8 @@ def test_the_gpu_check_memchecks_the_hopper_kernel_where_it_takes_a_pair():
     assert {tuple(c[2:]) for c, _ in runs} == {(0, 1)}
     assert not [r for r in check_gpu.sanitizer_runs(REGISTRY, configs, "80", True, taken)
                 if "--kernel=wgmma" in r[3]]
+    # checking one layout (--layouts TN): every shape of the pair still gets its Hopper runs
+    tn = check_gpu.configurations(REGISTRY, ["I8_IN_I32_OUT"], ["TN"])
+    runs = [c for tool, c, _, options in check_gpu.sanitizer_runs(REGISTRY, tn, "90", False, taken)
+            if "--kernel=wgmma" in options]
+    assert {c[1] for c in runs} == set(PAIRS["I8_IN_I32_OUT"]["shapes"]) and {tuple(c[2:]) for c in runs} == {(0, 1)}
