@@ -833,6 +833,22 @@ def test_the_results_chapter_is_its_session():
     assert all(f"part {i} of 2" in log and "483caeb" in log for i, log in enumerate(h9, 1))
     assert f"and with step H9's (483caeb, in two calls) {sum(h9_passed)}." in text
     assert "# source: gemm.md at 9f84e47" in (REPO / numbers.SESSION).read_text()
+    # the check of tf32 and the 8-bit pairs on the Hopper kernel, in TN
+    new = [(REPO / f"results/h100-2026-11-25-check-8bit-tf32{part}.txt").read_text() for part in ("", "-memcheck")]
+    counts = [int(re.search(r"^(\d+) passed, 0 failed$", log, re.M)[1]) for log in new]
+    assert all("--kernel=wgmma" in (REPO / f"results/h100-2026-11-25-check-8bit-tf32{part}-results.txt").read_text()
+               for part in ("", "-memcheck"))
+    assert "9f84e47" in new[0] and "bcf2d28" in new[1]
+    assert (f"those pairs' {counts[0]} runs in TN passed (9f84e47), and {counts[1]} more with the memcheck "
+            "of its tf32") in text
+    memchecked = (REPO / "results/h100-2026-11-25-check-8bit-tf32-memcheck-results.txt").read_text()
+    assert "PASS TF32_IN_F32_OUT-16x16x8-01 memcheck 37x41x300 --kernel=wgmma" in memchecked
+    # bit for bit as cuBLAS: the tf32 run of the variant's check, where the kernel's output
+    # failed the bound of rounded inputs
+    run = (REPO / "results/h100-2026-11-25-variant-8bit-tf32-tf32-run.log").read_text()
+    hopper = run[run.index("Kernel                : wgmma"):]
+    assert "worst difference 0 (0 of its bound)" in hopper and "Result                : FAIL" in hopper
+    assert "cuBLAS does as this kernel does: in the GPU check their results agree bit for bit." in text
 
 def test_the_spread_of_cublas_across_sessions_is_the_tables_spread():
     """"Run to run" gives the range of cuBLAS's speed in the running example over the sessions
