@@ -92,8 +92,8 @@ def sanitizer_runs(described, configs, cc, quick, hopper_layouts=None):
     (`hopper_layouts`: {pair: [layouts]}, by default every layout where --describe lists it)."""
     layouts = list(described["layouts"].values())
     if hopper_layouts is None:
-        hopper_layouts = {p["name"]: [tuple(described["layouts"][l]) for l, kernels in p["kernels_in"].items()
-                                      if "wgmma" in kernels] for p in described["pairs"]}
+        hopper_layouts = {p["name"]: [tuple(l) for l in described["layouts"].values()]
+                          if "wgmma" in p["kernels"] else [] for p in described["pairs"]}
     plan, turn = [], 0
     for pair in described["pairs"]:
         for i, shape in enumerate(pair["shapes"]):
@@ -216,8 +216,8 @@ def main(argv=None):
     configs = gemmlib.share_of(configurations(described, only, layouts), part)
     # the layouts where the Hopper kernel takes each pair: a kernel may take a pair in some only
     changed = gemmlib.registry(changes=args.change)
-    hopper_layouts = {p["name"]: [tuple(described["layouts"][l]) for l, kernels in p["kernels_in"].items()
-                                  if "wgmma" in kernels] for p in changed["pairs"]}
+    hopper_layouts = {p["name"]: [tuple(l) for l in described["layouts"].values()] if "wgmma" in p["kernels"]
+                      else [] for p in changed["pairs"]}
     if part[1] > 1:
         print(f"part {part[0]} of {part[1]}", flush=True)
     print(f"building {len(configs)} configurations with {args.jobs} jobs...", flush=True)

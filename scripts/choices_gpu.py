@@ -41,10 +41,10 @@ def main():
 
     described = gemmlib.registry(changes=args.change)
     layouts = {n: tuple(v) for n, v in described["layouts"].items()}
-    hopper = lambda layout: gemmlib.hopper_pairs(described, layout)   # the pairs it takes there
-    wanted = [item.split(":") for item in args.only.split(",")] if args.only else [[p, "TN"] for p in hopper("TN")]
+    hopper = gemmlib.hopper_pairs(described)
+    wanted = [item.split(":") for item in args.only.split(",")] if args.only else [[p, "TN"] for p in hopper]
     for item in wanted:
-        if len(item) != 2 or item[1] not in layouts or item[0] not in hopper(item[1]):
+        if len(item) != 2 or item[1] not in layouts or item[0] not in hopper:
             parser.error(f"--only takes PAIR:LAYOUT, a layout of {', '.join(layouts)} and a pair the Hopper "
                          f"kernel takes in it; got {':'.join(item)}")
     splits = [int(s) for s in args.splits.split(",")]

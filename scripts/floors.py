@@ -246,7 +246,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
     p_run = commands.add_parser("run", help="time the problems on this Hopper GPU")
-    hopper = gemmlib.hopper_pairs()   # in every layout
+    hopper = gemmlib.hopper_pairs(native=True)   # the 16-bit pairs
     p_run.add_argument("--types", default=",".join(hopper))
     p_run.add_argument("--part", type=sweep.argument(gemmlib.parse_part), default=(1, 1), metavar="I/N")
     p_run.add_argument("--out", type=Path, default=gemmlib.REPO / "results")

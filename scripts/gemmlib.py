@@ -136,9 +136,8 @@ _REGISTRY = {}
 
 def registry(folder=None, changes=()):
     """What gemm.md's ./gemm --describe says: of gemm.md with the change files `changes` of
-    worklog/ where given (each pair's "kernels_in" gives its kernels in every layout). Built
-    once per version of the sources, as PTX only (seconds: --describe runs no kernel), and kept
-    in build/registry/."""
+    worklog/ where given. Built once per version of the sources, as PTX only (seconds:
+    --describe runs no kernel), and kept in build/registry/."""
     texts = [(REPO / "gemm.md").read_bytes()]
     for change in changes:
         path = Path(change)
@@ -162,11 +161,12 @@ def registry(folder=None, changes=()):
     return described
 
 
-def hopper_pairs(described=None, layout=None):
-    """The pairs the Hopper kernel takes: in `layout` ("TN") where given, else in every layout
-    (the 16-bit pairs, which the studies of its steps, widths and floors measure)."""
+def hopper_pairs(described=None, native=False):
+    """The pairs the Hopper kernel takes; with `native`, those whose operands wgmma reads as
+    stored in every layout, none turned (the 16-bit pairs, which the studies of its steps,
+    widths and floors measure)."""
     return [p["name"] for p in (described or registry())["pairs"]
-            if all("wgmma" in kernels for name, kernels in p["kernels_in"].items() if layout in (None, name))]
+            if "wgmma" in p["kernels"] and not (native and p["k_major"])]
 
 
 def pairs(described=None):

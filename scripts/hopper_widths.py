@@ -34,7 +34,7 @@ PROBLEMS = [(n, n, n) for n in (512, 1024, 2048, 3000, 4096, 8192)] + sweep.LAYE
 
 def main():
     registry = gemmlib.registry()
-    hopper = gemmlib.hopper_pairs(registry)   # in every layout
+    hopper = gemmlib.hopper_pairs(registry, native=True)   # the 16-bit pairs
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--types", default=",".join(hopper))
     parser.add_argument("--out", type=Path, default=gemmlib.REPO / "build" / "widths")

@@ -25,7 +25,7 @@ done
 [ ${#base[@]} -gt 0 ] || base=(--base-change hopper-c-from-global --base-change hopper-whole-waves)
 sizes=${1:-512,768,1024,256x256x8192,4096x11008x4096}
 pairs=$(python3 -c 'import sys; sys.path.insert(0, "scripts"); import gemmlib
-print(" ".join(gemmlib.hopper_pairs()))') || exit 1
+print(" ".join(gemmlib.hopper_pairs(native=True)))') || exit 1
 python3 scripts/compare_gpu.py "${base[@]}" --sizes "$sizes" --layouts TN --timeout 120 \
     --rounds 3 --out "$OUT/compare.csv" 2>&1 | tee "$OUT/compare.txt"
 compared=${PIPESTATUS[0]}

@@ -185,7 +185,7 @@ HOPPER_EXPECTED = {"h-one-role": "half to three quarters of full speed",
                    "h-tma-store": "up to the +10–13 % the epilogue costs",
                    "h-last-wave": "1.3× at 1024³, none at 8192³",
                    "h-c-pipeline": "up to what reading C costs"}
-HOPPER_TYPES = tuple(gemmlib.hopper_pairs())   # in every layout: the 16-bit pairs
+HOPPER_TYPES = tuple(gemmlib.hopper_pairs(native=True))   # the 16-bit pairs
 
 
 def hopper_steps():

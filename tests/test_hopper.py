@@ -109,9 +109,8 @@ def test_other_targets_and_pairs_have_no_hopper_code(gemm_cu, tmp_path):
     kernel, _ = ptx_and_report(gemm_cu, tmp_path, config_defines("F16_IN_F32_OUT", None, 0, 1),
                                "sm_90")
     assert kernel is not None and "wgmma." not in kernel and "cp.async.bulk" not in kernel
-    for pair, ta, tb in (("I8_IN_I32_OUT", 0, 0), ("TF32_IN_F32_OUT", 1, 1), ("F64_IN_OUT", 0, 1)):
-        kernel, _ = ptx_and_report(gemm_cu, tmp_path, config_defines(pair, None, ta, tb), HOPPER)
-        assert kernel is None, (pair, ta, tb)
+    kernel, _ = ptx_and_report(gemm_cu, tmp_path, config_defines("F64_IN_OUT", None, 0, 1), HOPPER)
+    assert kernel is None
 
 
 def test_a_hopper_pair_the_kernel_has_no_form_for_is_refused(gemm_cu, tmp_path):
@@ -133,15 +132,15 @@ def test_a_hopper_pair_the_kernel_has_no_form_for_is_refused(gemm_cu, tmp_path):
 def binaries(gemm_cu, nvcc, tmp_path_factory):
     folder = tmp_path_factory.mktemp("hopper")
     made = {}
-    for pair, tb in (("F16_IN_F32_OUT", 1), ("I8_IN_I32_OUT", 0)):   # int8 in NN, where wgmma cannot read B
+    for pair in ("F16_IN_F32_OUT", "F64_IN_OUT"):
         made[pair] = folder / pair
-        result = nvcc(gemm_cu, made[pair], config_defines(pair, None, 0, tb))
+        result = nvcc(gemm_cu, made[pair], config_defines(pair, None, 0, 1))
         assert result.returncode == 0, result.stderr
     return made
 
 
 @pytest.mark.parametrize("pair, args, words", [
-    ("I8_IN_I32_OUT", ["--kernel=wgmma"], ["--kernel=wgmma", "8-bit and tf32 pairs in TN", "I8_IN_I32_OUT in NN"]),
+    ("F64_IN_OUT", ["--kernel=wgmma"], ["--kernel=wgmma", "16-bit, tf32 and 8-bit pairs", "F64_IN_OUT"]),
     ("F16_IN_F32_OUT", ["--kernel=wgmma", "--tile=64x64x64"], ["--tile", "--kernel=wgmma"]),
     ("F16_IN_F32_OUT", ["--kernel=simple", "--split-k=2"], ["--split-k", "--kernel=simple"]),
 ])
@@ -154,7 +153,7 @@ def test_the_hopper_kernel_options_say_what_is_wrong(binaries, pair, args, words
 
 def test_help_names_the_hopper_kernel(binaries):
     text = subprocess.run([str(binaries["F16_IN_F32_OUT"]), "--help"], capture_output=True, text=True).stdout
-    assert "wgmma (Hopper; 8-bit and tf32 pairs in TN only)" in text
+    assert "wgmma (Hopper)" in text
 
 
 def step_source(tmp_path, key):
@@ -446,17 +445,21 @@ def test_the_variant_with_lean_steps_makes_each_descriptor_once(tmp_path):
 
 @pytest.mark.parametrize("pair, form", [("I8_IN_I32_OUT", "k32.s32.s8.s8"), ("U8_IN_I32_OUT", "k32.s32.u8.u8"),
                                         ("TF32_IN_F32_OUT", "k8.f32.tf32.tf32")])
-def test_the_8bit_and_tf32_pairs_have_their_own_wgmma_in_tn(gemm_cu, tmp_path, pair, form):
-    """In the layout TN each width's kernel multiplies with the pair's own form of wgmma, four
-    per step of 128 bytes, and ptxas gives each the registers it needs without spilling; in NN,
-    where wgmma cannot read B, the pair has no Hopper kernel."""
+def test_the_8bit_and_tf32_pairs_have_their_own_wgmma(gemm_cu, tmp_path, pair, form):
+    """Each width's kernel multiplies with the pair's own form of wgmma, four per step of 128
+    bytes, and ptxas gives each the registers it needs without spilling. In TN, where both
+    operands are stored along K, nothing is turned; in NN, where B is not, the same kernels
+    read B's turned copy, made by the turning kernel, which TN's build does not have."""
     _, report = ptx_and_report(gemm_cu, tmp_path, config_defines(pair, None, 0, 1), HOPPER)
+    assert "_Z4turn" not in (tmp_path / "k.ptx").read_text()
     widths = kernels_by_width(tmp_path / "k.ptx")
     assert sorted(widths) == sorted(gemmlib.registry()["hopper_widths"])
     for width, kernel in widths.items():
         found = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)(k\d+\.\w+\.\w+\.\w+)", kernel)
         assert found == [(str(width), form)] * 4, (width, found[:2])
-    assert variant_kernels(tmp_path, (), pair, 0, 0) == {}
+    nn = variant_kernels(tmp_path, (), pair, 0, 0)
+    assert {w: k.count("wgmma.mma_async") for w, k in nn.items()} == {w: 4 for w in widths}
+    assert re.search(r"\.entry _Z4turnI\w+EvPKT_PS0_ll", (tmp_path / f"variant-{pair}-00.ptx").read_text())
     functions = hopper_spills(report)
     assert len(functions) == len(widths) and all(st == ld == "0" for _, st, ld in functions), functions
 
