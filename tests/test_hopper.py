@@ -457,9 +457,10 @@ def test_the_8bit_and_tf32_pairs_have_their_own_wgmma(gemm_cu, tmp_path, pair, f
     for width, kernel in widths.items():
         found = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)(k\d+\.\w+\.\w+\.\w+)", kernel)
         assert found == [(str(width), form)] * 4, (width, found[:2])
-    nn = variant_kernels(tmp_path, (), pair, 0, 0)
-    assert {w: k.count("wgmma.mma_async") for w, k in nn.items()} == {w: 4 for w in widths}
-    assert re.search(r"\.entry _Z4turnI\w+EvPKT_PS0_ll", (tmp_path / f"variant-{pair}-00.ptx").read_text())
+    if pair == "I8_IN_I32_OUT":   # one pair in NN is enough: the turning is the same for all
+        nn = variant_kernels(tmp_path, (), pair, 0, 0)
+        assert {w: k.count("wgmma.mma_async") for w, k in nn.items()} == {w: 4 for w in widths}
+        assert re.search(r"\.entry _Z4turnI\w+EvPKT_PS0_ll", (tmp_path / f"variant-{pair}-00.ptx").read_text())
     functions = hopper_spills(report)
     assert len(functions) == len(widths) and all(st == ld == "0" for _, st, ld in functions), functions
 
