@@ -767,8 +767,8 @@ def test_the_results_chapter_is_its_session():
                              / worklog.shown(cells[("I8_IN_I32_OUT", 1, "wgmma")]) - 1))
     assert close("95", 100 * share("TF32_IN_F32_OUT", 0, "wgmma"))
     assert close("9.7", share("I8_IN_I32_OUT", 0, "wgmma"))
-    assert "Double, on the tiled kernel, reaches 55 %." in text
-    assert close("55", 100 * share("F64_IN_OUT", 1, "tiled"))
+    assert "Double, on the tiled kernel, reaches 55–57 %." in text
+    assert pct_range([share("F64_IN_OUT", b, "tiled") for b in (0, 1)]) == "55–57"
     # the simple kernel, quoted where the post explains why it is slow
     assert "measures 31.1 eTOPS at $8192^3$ in the running example, 4 % of cuBLAS" in text
     assert close("4", 100 * run["simple"] / run["cublas"])
