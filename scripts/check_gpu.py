@@ -12,7 +12,7 @@ runs. The last line is "N passed, N failed"; the exit status is 1 when anything 
     python3 scripts/check_gpu.py             (or: make check-gpu)
     python3 scripts/check_gpu.py --quick     fewer sizes and sanitizer runs, for a first look
     python3 scripts/check_gpu.py --only I8_IN_I32_OUT,TF32_IN_F32_OUT
-    python3 scripts/check_gpu.py --only I8_IN_I32_OUT --layouts TN     the layout where the Hopper kernel takes it
+    python3 scripts/check_gpu.py --only I8_IN_I32_OUT --layouts TN     one layout
     python3 scripts/check_gpu.py --only F16_IN_F32_OUT,F16_IN_OUT,BF16_IN_F32_OUT --part 1/2
     python3 scripts/check_gpu.py --change worklog/hopper-spread-c.md      a variant, before keeping it
 
@@ -81,19 +81,18 @@ def runs(quick):
     return plan
 
 
-def sanitizer_runs(described, configs, cc, quick, hopper_layouts=None):
+def sanitizer_runs(described, configs, cc, quick, hopper=None):
     """(tool, configuration, size, options) of the sanitizer runs, counted like the others.
 
     memcheck checks every access of every kernel, racecheck the tiled kernel's shared
     memory. Each pair runs with each of its shapes (with --quick its first only), the layouts
     taken in turn, so that every shape, 8 elements wide ones included, is checked in some
-    layout; and the Hopper kernel, where the GPU runs it, with memcheck, in the layout of the
-    turn where the kernel takes the pair there, else in the first layout where it does
-    (`hopper_layouts`: {pair: [layouts]}, by default every layout where --describe lists it)."""
+    layout; and the Hopper kernel, where the GPU runs it, with memcheck, for each pair it takes
+    (`hopper`, by default those --describe lists it for), in the turn's layout where that is
+    checked, else in the first checked layout (with --layouts, the turn's may not be)."""
     layouts = list(described["layouts"].values())
-    if hopper_layouts is None:
-        hopper_layouts = {p["name"]: [tuple(l) for l in described["layouts"].values()]
-                          if "wgmma" in p["kernels"] else [] for p in described["pairs"]}
+    if hopper is None:
+        hopper = gemmlib.hopper_pairs(described)
     plan, turn = [], 0
     for pair in described["pairs"]:
         for i, shape in enumerate(pair["shapes"]):
@@ -107,14 +106,11 @@ def sanitizer_runs(described, configs, cc, quick, hopper_layouts=None):
                          ("racecheck", config, ODD, ["--kernel=tiled", "--tile=all", "--cublas=off"])]
                 if not quick and i == 0:
                     plan.append(("racecheck", config, WIDE, ["--kernel=tiled", "--tile=all", "--cublas=off"]))
-            # the Hopper kernel in the turn's layout where it takes the pair there, else in the
-            # first of the checked layouts where it does
-            taken = [l for l in hopper_layouts.get(pair["name"], []) if (pair["name"], shape, *l) in configs]
-            if cc == "90" and taken:
-                hopper = config if tuple(config[2:]) in taken else (pair["name"], shape, *taken[0])
-                plan += [("memcheck", hopper, size, ["--kernel=wgmma", "--cublas=off"])
-                         for size in (ODD, WIDE)]
-                plan.append(("memcheck", hopper, ODD, ["--kernel=wgmma", "--split-k=3", "--cublas=off"]))
+            checked = [c for c in configs if c[:2] == config[:2]]
+            if cc == "90" and pair["name"] in hopper and checked:
+                at = config if config in checked else checked[0]
+                plan += [("memcheck", at, size, ["--kernel=wgmma", "--cublas=off"]) for size in (ODD, WIDE)]
+                plan.append(("memcheck", at, ODD, ["--kernel=wgmma", "--split-k=3", "--cublas=off"]))
     return plan
 
 
@@ -214,10 +210,7 @@ def main(argv=None):
         print(f"gemm.md with {', '.join(args.change)}", flush=True)
 
     configs = gemmlib.share_of(configurations(described, only, layouts), part)
-    # the layouts where the Hopper kernel takes each pair: a kernel may take a pair in some only
-    changed = gemmlib.registry(changes=args.change)
-    hopper_layouts = {p["name"]: [tuple(l) for l in described["layouts"].values()] if "wgmma" in p["kernels"]
-                      else [] for p in changed["pairs"]}
+    hopper = gemmlib.hopper_pairs(gemmlib.registry(changes=args.change))   # a variant's, where given
     if part[1] > 1:
         print(f"part {part[0]} of {part[1]}", flush=True)
     print(f"building {len(configs)} configurations with {args.jobs} jobs...", flush=True)
@@ -257,10 +250,10 @@ def main(argv=None):
         start = time.monotonic()
         with ThreadPoolExecutor(max_workers=4) as pool:
             results += pool.map(lambda r: sanitize(*r),
-                                sanitizer_runs(described, configs, cc, args.quick, hopper_layouts))
-        hopper = [c for c in configs if tuple(c[2:]) in hopper_layouts[c[0]]]
-        if cc == "90" and hopper:
-            notes = hopper_notes(hopper[0])
+                                sanitizer_runs(described, configs, cc, args.quick, hopper))
+        taken = [c for c in configs if c[0] in hopper]
+        if cc == "90" and taken:
+            notes = hopper_notes(taken[0])
             (BUILD / "sanitizer-notes.txt").write_text("\n".join(notes) + "\n", encoding="utf-8")
             print("\n".join(notes))
         print(f"sanitizers ran in {time.monotonic() - start:.0f} s", flush=True)

@@ -606,21 +606,20 @@ def test_the_plan_and_its_figure_agree_on_the_step_along_k():
     assert caption and f"{m} × {shipped} slice of A and a {shipped} × {n} slice of B" in caption[1]
 
 
-def test_the_gpu_check_memchecks_the_hopper_kernel_where_it_takes_a_pair():
-    """A pair the Hopper kernel takes in one layout only gets its wgmma memcheck runs in that
-    layout, whatever layout the turn gives its shape; a pair it takes nowhere gets none."""
+def test_the_gpu_check_memchecks_the_hopper_kernel_for_each_pair_it_takes():
+    """The Hopper kernel's memcheck runs on a Hopper GPU for each pair it takes, none other (by
+    default every pair --describe lists it for, double not); and where one layout is checked
+    (--layouts TN), every shape of the pair still gets its runs, in that layout."""
     import check_gpu
     configs = check_gpu.configurations(REGISTRY)
-    taken = {p: [] for p in TYPES}
-    taken["I8_IN_I32_OUT"] = [(0, 1)]
-    runs = [(c, options) for tool, c, _, options in
-            check_gpu.sanitizer_runs(REGISTRY, configs, "90", True, taken) if "--kernel=wgmma" in options]
-    assert runs and {c[0] for c, _ in runs} == {"I8_IN_I32_OUT"}
-    assert {tuple(c[2:]) for c, _ in runs} == {(0, 1)}
-    assert not [r for r in check_gpu.sanitizer_runs(REGISTRY, configs, "80", True, taken)
-                if "--kernel=wgmma" in r[3]]
-    # checking one layout (--layouts TN): every shape of the pair still gets its Hopper runs
+    hopper_runs = lambda configs, cc, quick, *pairs: [
+        c for tool, c, _, options in check_gpu.sanitizer_runs(REGISTRY, configs, cc, quick, *pairs)
+        if "--kernel=wgmma" in options]
+    runs = hopper_runs(configs, "90", True, {"I8_IN_I32_OUT"})
+    assert runs and {c[0] for c in runs} == {"I8_IN_I32_OUT"} and all(c in configs for c in runs)
+    assert not hopper_runs(configs, "80", True, {"I8_IN_I32_OUT"})
+    default = {c[0] for c in hopper_runs(configs, "90", True)}
+    assert default == {p for p in TYPES if "wgmma" in PAIRS[p]["kernels"]} and "F64_IN_OUT" not in default
     tn = check_gpu.configurations(REGISTRY, ["I8_IN_I32_OUT"], ["TN"])
-    runs = [c for tool, c, _, options in check_gpu.sanitizer_runs(REGISTRY, tn, "90", False, taken)
-            if "--kernel=wgmma" in options]
+    runs = hopper_runs(tn, "90", False, {"I8_IN_I32_OUT"})
     assert {c[1] for c in runs} == set(PAIRS["I8_IN_I32_OUT"]["shapes"]) and {tuple(c[2:]) for c in runs} == {(0, 1)}
