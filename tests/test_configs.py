@@ -104,12 +104,21 @@ def test_valid_configuration_compiles_its_kernel(device_builds, config):
     ptx = cubin.with_suffix(".ptx").read_text()
     entries = ptx_entries(ptx)
     for kernel in KERNELS:
-        body = [text for name, text in entries.items() if kernel in name]
+        body = [text for name, text in entries.items() if kernel in name and "Dmma" not in name]
         # One simple kernel; one tiled kernel per tile, every one of which fits sm_90.
         assert len(body) == (len(PAIRS[type_pair]["tiles"]) if kernel == "gemm_tiled" else 1), \
             f"{kernel}: {len(body)} entries in the PTX"
         for text in body:
             assert "wmma.mma.sync" in text, f"{kernel} has no WMMA multiply"
+    # The double kernel: for double only, one per tile, with mma.sync's 16 x 8 x 4 form for
+    # f64 in the layouts it is given (A rows, B columns) and no WMMA.
+    dmma = [text for name, text in entries.items() if "gemm_tiled" in name and "Dmma" in name]
+    if "dmma" in PAIRS[type_pair]["kernels"]:
+        assert len(dmma) == len(PAIRS[type_pair]["tiles"])
+        for text in dmma:
+            assert "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64" in text and "wmma" not in text
+    else:
+        assert dmma == []
     mmas = set(re.findall(r"wmma\.mma\.sync\.aligned\.([a-z0-9.]+)", ptx))
     assert mmas, "no WMMA multiply in the PTX"
     m, n, k = shape.split("x")
@@ -133,7 +142,7 @@ def tiled_ptx(cubin, tile=0):
     """The PTX of gemm_tiled for one tile (the first: the worklog's) in a cubin built by the
     nvcc fixture."""
     entries = ptx_entries(cubin.with_suffix(".ptx").read_text())
-    tiled = [text for name, text in entries.items() if f"gemm_tiledILi{tile}E" in name]
+    tiled = [text for name, text in entries.items() if f"gemm_tiledILi{tile}E4Wmma" in name]
     assert len(tiled) == 1
     return tiled[0]
 

@@ -143,6 +143,7 @@ def binaries(gemm_cu, nvcc, tmp_path_factory):
     ("F64_IN_OUT", ["--kernel=wgmma"], ["--kernel=wgmma", "16-bit, tf32 and 8-bit pairs", "F64_IN_OUT"]),
     ("F16_IN_F32_OUT", ["--kernel=wgmma", "--tile=64x64x64"], ["--tile", "--kernel=wgmma"]),
     ("F16_IN_F32_OUT", ["--kernel=simple", "--split-k=2"], ["--split-k", "--kernel=simple"]),
+    ("F16_IN_F32_OUT", ["--kernel=dmma"], ["--kernel=dmma", "for double", "F16_IN_F32_OUT"]),
 ])
 def test_the_hopper_kernel_options_say_what_is_wrong(binaries, pair, args, words):
     result = subprocess.run([str(binaries[pair]), *args], capture_output=True, text=True, timeout=60)
