@@ -85,9 +85,9 @@ def sanitizer_runs(described, configs, cc, quick, hopper=None):
     """(tool, configuration, size, options) of the sanitizer runs, counted like the others.
 
     memcheck checks every access of every kernel, racecheck the tiled kernel's shared
-    memory. Each pair runs with each of its shapes (with --quick its first only), the layouts
-    taken in turn, so that every shape, 8 elements wide ones included, is checked in some
-    layout; and the Hopper kernel, where the GPU runs it, with memcheck, for each pair it takes
+    memory (and the double kernel's, the same kernel with mma.sync, on sm_90 and later). Each
+    pair runs with each of its shapes (with --quick its first only), the layouts taken in turn,
+    so that every shape, 8 elements wide ones included, is checked in some layout; and the Hopper kernel, where the GPU runs it, with memcheck, for each pair it takes
     (`hopper`, by default those --describe lists it for), in the turn's layout where that is
     checked, else in the first checked layout (with --layouts, the turn's may not be)."""
     layouts = list(described["layouts"].values())
@@ -106,6 +106,9 @@ def sanitizer_runs(described, configs, cc, quick, hopper=None):
                          ("racecheck", config, ODD, ["--kernel=tiled", "--tile=all", "--cublas=off"])]
                 if not quick and i == 0:
                     plan.append(("racecheck", config, WIDE, ["--kernel=tiled", "--tile=all", "--cublas=off"]))
+                if int(cc) >= 90 and "dmma" in pair["kernels"]:   # the tiled kernel with mma.sync
+                    plan += [("memcheck", config, ODD, ["--kernel=dmma", "--split-k=3", "--cublas=off"]),
+                             ("racecheck", config, ODD, ["--kernel=dmma", "--tile=all", "--cublas=off"])]
             checked = [c for c in configs if c[:2] == config[:2]]
             if cc == "90" and pair["name"] in hopper and checked:
                 at = config if config in checked else checked[0]

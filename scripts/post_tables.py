@@ -33,11 +33,12 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import gemmlib  # noqa: E402
 import sweep  # noqa: E402
 import worklog  # noqa: E402
 
 REPO = sweep.REPO
-SESSION = "results/nvidia-h100-80gb-hbm3-2026-11-25-5.csv"        # the results chapter: one session
+SESSION = "results/nvidia-h100-80gb-hbm3-2026-11-26.csv"          # the results chapter: one session
 SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-23-2.csv"          # the sweep before the Hopper kernel
 JETSON_DAY_SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-22.csv"  # the day GEMM on Jetson was run
 JETSON = "results/gemm-on-jetson-h100-2026-11-22.csv"
@@ -81,17 +82,20 @@ def at_size_table(cells):
 
 
 def session_table(cells):
-    """Every kernel and cuBLAS, and the fastest kernel's share of cuBLAS, per pair and layout."""
-    lines = ["| pair | simple | tiled | Hopper | cuBLAS | fastest / cuBLAS |", "|---|---:|---:|---:|---:|---:|"]
+    """Every kernel (a column each, titled as ./gemm --describe names it) and cuBLAS, and the
+    fastest kernel's share of cuBLAS, per pair and layout."""
+    kernels = [(k["name"], k["title"].replace(" kernel", "")) for k in gemmlib.registry()["kernels"]]
+    lines = ["| pair | " + " | ".join(title for _, title in kernels) + " | cuBLAS | fastest / cuBLAS |",
+             "|---|" + "---:|" * (len(kernels) + 2)]
     for t in sweep.TYPES:
         shares = []
         for b in (0, 1):
-            kernels = [cells.get((t, b, k)) for k in ("simple", "tiled", "wgmma")]
-            best = max((k for k in kernels if k is not None), default=None)
+            speeds = [cells.get((t, b, k)) for k, _ in kernels]
+            best = max((k for k in speeds if k is not None), default=None)
             shares.append(worklog.percent(best, cells.get((t, b, "cublas"))).replace(" %", ""))
-        hopper = pair(cells, t, "wgmma") if any((t, b, "wgmma") in cells for b in (0, 1)) else "—"
-        lines.append(f"| {worklog.SHORT_NAMES[t]} | {pair(cells, t, 'simple')} | {pair(cells, t, 'tiled')} | "
-                     f"{hopper} | {pair(cells, t, 'cublas')} | {' / '.join(shares)} % |")
+        runs = [pair(cells, t, k) if any((t, b, k) in cells for b in (0, 1)) else "—" for k, _ in kernels]
+        lines.append(f"| {worklog.SHORT_NAMES[t]} | " + " | ".join(runs) +
+                     f" | {pair(cells, t, 'cublas')} | {' / '.join(shares)} % |")
     return "\n".join(lines) + "\n"
 
 

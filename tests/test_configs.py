@@ -632,3 +632,13 @@ def test_the_gpu_check_memchecks_the_hopper_kernel_for_each_pair_it_takes():
     tn = check_gpu.configurations(REGISTRY, ["I8_IN_I32_OUT"], ["TN"])
     runs = hopper_runs(tn, "90", False, {"I8_IN_I32_OUT"})
     assert {c[1] for c in runs} == set(PAIRS["I8_IN_I32_OUT"]["shapes"]) and {tuple(c[2:]) for c in runs} == {(0, 1)}
+
+
+def test_the_gpu_check_runs_the_sanitizers_on_the_double_kernel_where_it_runs():
+    """memcheck (K split) and racecheck of the double kernel, on sm_90 only, for double only."""
+    import check_gpu
+    configs = check_gpu.configurations(REGISTRY)
+    runs = lambda cc: {(tool, c[0]) for tool, c, _, options in
+                       check_gpu.sanitizer_runs(REGISTRY, configs, cc, True) if "--kernel=dmma" in options}
+    assert runs("90") == {("memcheck", "F64_IN_OUT"), ("racecheck", "F64_IN_OUT")}
+    assert runs("100") == runs("90") and runs("80") == set() and runs("87") == set()
