@@ -1164,3 +1164,12 @@ def test_the_checks_of_the_double_kernel_are_the_ones_cited():
     total = sum(int(re.search(r"^(\d+) passed, 0 failed$", t, re.M)[1]) for t in h200)
     assert (f"The double kernel's {passed} passed (ff32bc3), and the 16-bit pairs' and double's {total} "
             "again on an H200 just before it (cc9887b).") in text
+
+
+def test_the_tile_left_out_of_doubles_list_is_its_measurement():
+    rows = list(csv.DictReader(line for line in (REPO / "results/nvidia-h100-80gb-hbm3-2026-11-26-f64-tiles.csv").open()
+                               if not line.startswith("#")))
+    at = {r["tile"]: float(r["etops"]) for r in rows if r["impl"] == "dmma" and r["M"] == "1000"}
+    assert all(r["result"] == "PASS" for r in rows)
+    assert "where the 128 × 64 tile, alone on each multiprocessor, runs 1.44 times as fast." in " ".join(POST.split())
+    assert close("1.44", at["128x64x16"] / at["64x64x16"])

@@ -21,6 +21,7 @@ HOPPER_WIDTHS = gemmlib.registry()["hopper_widths"]   # the Hopper kernel's widt
 
 REPO = Path(__file__).resolve().parent.parent
 TILES_CSV = REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-tiles.csv"
+F64_TILES_CSV = REPO / "results/nvidia-h100-80gb-hbm3-2026-11-26-f64-tiles.csv"   # double's, later
 LONG_K_CSV = REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-long-k.csv"
 PAIRS = TYPES
 # The pairs that share one list of tiles and its speeds (./gemm --describe), in gemm.md's order.
@@ -64,14 +65,18 @@ def plan(binary, m, n, k, gpu="h100", *extra):
 
 
 def measured():
-    """{(pair, size): {tile: eTOPS}} of every tile, each forced, on the H100."""
-    with open(TILES_CSV, newline="", encoding="utf-8") as f:
-        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    """{(pair, size): {tile: eTOPS}} of every tile, each forced, on the H100: the tiled kernel's,
+    and for double, whose tiles are chosen for the double kernel, that kernel's (its file also
+    has a tile measured and left out of double's list, which is not counted)."""
     table = {}
-    for r in rows:
-        if r["impl"] == "tiled":
-            assert r["result"] == "PASS", r
-            table.setdefault((r["type"], int(r["M"])), {})[r["tile"]] = float(r["etops"])
+    for path, impl in ((TILES_CSV, "tiled"), (F64_TILES_CSV, "dmma")):
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+        for r in rows:
+            if (r["impl"] == impl and (r["type"] == "F64_IN_OUT") == (impl == "dmma")
+                    and (impl == "tiled" or r["tile"] in REGISTRY_PAIRS["F64_IN_OUT"]["tiles"])):
+                assert r["result"] == "PASS", r
+                table.setdefault((r["type"], int(r["M"])), {})[r["tile"]] = float(r["etops"])
     return table
 
 
