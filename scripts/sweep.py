@@ -233,9 +233,14 @@ def kernel_impls(rows):
 
 
 def impl_label(impl, kernels):
+    """"cuBLAS", "Kernel" where a sweep has one, else the kernel's title in ./gemm --describe
+    ("Hopper kernel"), or its name where this ./gemm has no such kernel."""
     if impl == "cublas":
         return "cuBLAS"
-    return "Kernel" if len(kernels) == 1 else f"Kernel ({impl})"
+    if len(kernels) == 1:
+        return "Kernel"
+    titles = {k["name"]: k["title"] for k in gemmlib.registry()["kernels"]}
+    return titles[impl][0].upper() + titles[impl][1:] if impl in titles else f"Kernel ({impl})"
 
 
 def table_columns(rows):
