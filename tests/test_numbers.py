@@ -823,45 +823,52 @@ def test_the_results_chapter_is_its_session():
     short = [share for share in large.values() if share < 1]
     assert (len(short), len(large)) == (71, 120) and round(100 * (1 - min(short))) == 13
     assert "from 2048 up it falls short of cuBLAS in 71 of 120 cells, by up to 13 %:" in text
-    # the GPU check the chapter cites: two calls whose counts add up to the one quoted
+    # the GPU checks the chapter's Correctness fold lists, a row each: the runs passed are its logs'
+    fold = POST[POST.index("<summary>The GPU checks, change by change"):POST.index("[^check]:")]
+    table = {m[1]: (m[2], m[3], int(m[4])) for m in
+             re.finditer(r"^\| (\S+) \| ([^|]+) \| (H100|H200) \| (\d+) \|$", fold, re.M)}
+    assert len(table) == 10 and "No run failed." in fold
+
+    def passed(name, commit=None, gpu="H100 80GB HBM3"):
+        log = (REPO / f"results/{name}").read_text()
+        assert (commit is None or commit in log) and gpu in log, name
+        found = re.search(r"^(\d+) passed, (\d+) failed$", log, re.M)
+        assert found and found[2] == "0", name
+        return int(found[1])
+
     counts = []
     for part in ("16bit", "others"):
-        log = (REPO / f"results/h100-2026-11-25-check-beta0-{part}.txt").read_text()
         results = (REPO / f"results/h100-2026-11-25-check-beta0-{part}-results.txt").read_text()
-        assert "aca5085" in log and "--beta 0" in results and "FAIL" not in results
-        passed, failed = map(int, re.search(r"^(\d+) passed, (\d+) failed$", log, re.M).groups())
-        assert failed == 0
-        counts.append(passed)
-    assert f"memcheck: {sum(counts)} passed, 0 failed" in text and "gemm.md at aca5085" in text
-    assert "756 passed, 0 failed" in (REPO / "results/h100-2026-11-25-check-widths.txt").read_text()
-    assert "each tile width in every layout (be24f05)" in text
-    h7 = (REPO / "results/h100-2026-11-25-check-tma-store.txt").read_text()
-    assert "444 passed, 0 failed" in h7 and "with step H7 (0ec7bbb), the 16-bit pairs' 444 of them, memcheck included, passed again" in text
-    h8 = (REPO / "results/h100-2026-11-25-check-last-wave.txt").read_text()
-    assert "453 passed, 0 failed" in h8 and "hopper-last-wave.md" in h8 and "with step H8's kernels 453," in text
+        assert "--beta 0" in results and "FAIL" not in results
+        counts.append(passed(f"h100-2026-11-25-check-beta0-{part}.txt", "aca5085"))
+    assert table["aca5085"][2] == sum(counts)
+    assert table["be24f05"][2] == passed("h100-2026-11-25-check-widths.txt")
+    assert table["0ec7bbb"][2] == passed("h100-2026-11-25-check-tma-store.txt")
+    assert "hopper-last-wave.md" in (REPO / "results/h100-2026-11-25-check-last-wave.txt").read_text()
+    assert table["`hopper-last-wave.md`"][2] == passed("h100-2026-11-25-check-last-wave.txt")
     h9 = [(REPO / f"results/h100-2026-11-25-check-c-pipeline-{i}.txt").read_text() for i in (1, 2)]
-    h9_passed = [int(re.search(r"^(\d+) passed, 0 failed$", log, re.M)[1]) for log in h9]
     assert all(f"part {i} of 2" in log and "483caeb" in log for i, log in enumerate(h9, 1))
-    assert f"and with step H9's (483caeb, in two calls) {sum(h9_passed)}." in text
-    assert "# source: gemm.md at db2003f" in (REPO / numbers.SESSION).read_text()
-    # the check of tf32 and the 8-bit pairs on the Hopper kernel, in TN
-    new = [(REPO / f"results/h100-2026-11-25-check-8bit-tf32{part}.txt").read_text() for part in ("", "-memcheck")]
-    counts = [int(re.search(r"^(\d+) passed, 0 failed$", log, re.M)[1]) for log in new]
+    assert table["483caeb"][2] == sum(passed(f"h100-2026-11-25-check-c-pipeline-{i}.txt") for i in (1, 2))
     assert all("--kernel=wgmma" in (REPO / f"results/h100-2026-11-25-check-8bit-tf32{part}-results.txt").read_text()
                for part in ("", "-memcheck"))
-    assert "9f84e47" in new[0] and "bcf2d28" in new[1]
-    assert (f"those pairs' {counts[0]} runs in TN passed (9f84e47), and {counts[1]} more with the memcheck "
-            "of its tf32") in text
-    turned = (REPO / "results/h100-2026-11-25-check-8bit-tf32-turned.txt").read_text()
-    results = (REPO / "results/h100-2026-11-25-check-8bit-tf32-turned-results.txt").read_text()
-    assert "b930576" in turned and "FAIL" not in results
+    assert table["9f84e47"][2] == passed("h100-2026-11-25-check-8bit-tf32.txt", "9f84e47")
+    assert table["bcf2d28"][2] == passed("h100-2026-11-25-check-8bit-tf32-memcheck.txt", "bcf2d28")
+    turned = (REPO / "results/h100-2026-11-25-check-8bit-tf32-turned-results.txt").read_text()
+    assert "FAIL" not in turned
     # every shape of the three pairs in NN, NT and TT, the Hopper kernel's memcheck among them
-    assert {m[1] for m in re.finditer(r"^PASS \S+-\S+-(\d\d) ", results, re.M)} == {"00", "10", "11"}
-    assert results.count("--kernel=wgmma") >= 21
-    done = int(re.search(r"^(\d+) passed, 0 failed$", turned, re.M)[1])
-    assert f"with their operands turned in the other three layouts (b930576), {done}." in text
+    assert {m[1] for m in re.finditer(r"^PASS \S+-\S+-(\d\d) ", turned, re.M)} == {"00", "10", "11"}
+    assert turned.count("--kernel=wgmma") >= 21
+    assert table["b930576"][2] == passed("h100-2026-11-25-check-8bit-tf32-turned.txt", "b930576")
     memchecked = (REPO / "results/h100-2026-11-25-check-8bit-tf32-memcheck-results.txt").read_text()
     assert "PASS TF32_IN_F32_OUT-16x16x8-01 memcheck 37x41x300 --kernel=wgmma" in memchecked
+    h200 = ["h200-2026-11-26-check-16bit-1.txt", "h200-2026-11-26-check-16bit-2.txt", "h200-2026-11-26-check-f64.txt"]
+    assert table["cc9887b"][1:] == ("H200", sum(passed(n, "cc9887b", "NVIDIA H200") for n in h200))
+    dmma = (REPO / "results/h100-2026-11-26-check-dmma-2-results.txt").read_text()
+    assert "FAIL" not in dmma and {m[1] for m in re.finditer(r"^PASS F64_IN_OUT-\S+-(\d\d) ", dmma, re.M)} == {"00", "01", "10", "11"}
+    assert re.search(r"^PASS F64_IN_OUT\S+ memcheck .*--kernel=dmma", dmma, re.M)
+    assert re.search(r"^PASS F64_IN_OUT\S+ racecheck .*--kernel=dmma", dmma, re.M)
+    assert table["db2003f"][2] == passed("h100-2026-11-26-check-dmma-2.txt", "db2003f")
+    assert "# source: gemm.md at db2003f" in (REPO / numbers.SESSION).read_text()
     # bit for bit as cuBLAS: the tf32 run of the variant's check, where the kernel's output
     # failed the bound of rounded inputs
     run = (REPO / "results/h100-2026-11-25-variant-8bit-tf32-tf32-run.log").read_text()
@@ -1147,25 +1154,6 @@ def test_the_double_kernel_section_is_its_measurements():
               if row[0].split()[:9] == ["4", "128", "64", "16", "4", "1", "3", "1", "0"]}
     assert "the 32-byte skew took a 128 × 64 tile from 46.1 to 51.3." in text
     assert close("46.1", skewed["16"]) and close("51.3", skewed["32"])
-
-
-def test_the_checks_of_the_double_kernel_are_the_ones_cited():
-    """The correctness fold: the double kernel's GPU check on the H100 (at the session's
-    commit, every kernel of double's in every layout, the double kernel among them), and the
-    16-bit pairs' and double's on an H200 before it."""
-    text = " ".join(POST.split())
-    log = (REPO / "results/h100-2026-11-26-check-dmma-2.txt").read_text()
-    assert "db2003f" in log and "NVIDIA H100" in log
-    passed = int(re.search(r"^(\d+) passed, 0 failed$", log, re.M)[1])
-    results = (REPO / "results/h100-2026-11-26-check-dmma-2-results.txt").read_text()
-    assert "FAIL" not in results and {m[1] for m in re.finditer(r"^PASS F64_IN_OUT-\S+-(\d\d) ", results, re.M)} == {"00", "01", "10", "11"}
-    assert re.search(r"^PASS F64_IN_OUT\S+ memcheck .*--kernel=dmma", results, re.M)
-    assert re.search(r"^PASS F64_IN_OUT\S+ racecheck .*--kernel=dmma", results, re.M)
-    h200 = [(REPO / f"results/h200-2026-11-26-check-{part}.txt").read_text() for part in ("16bit-1", "16bit-2", "f64")]
-    assert all("cc9887b" in t and "NVIDIA H200" in t for t in h200)
-    total = sum(int(re.search(r"^(\d+) passed, 0 failed$", t, re.M)[1]) for t in h200)
-    assert (f"The double kernel's {passed} passed (db2003f), its own memcheck and racecheck among them; "
-            f"the 16-bit pairs' and double's {total} passed again on an H200, at cc9887b.") in text
 
 
 def test_the_tile_left_out_of_doubles_list_is_its_measurement():
