@@ -3,6 +3,7 @@ which needs sm_90. On sm_90 each of double's tiles has it, in every layout, with
 on older targets the kernel is an empty one that traps, and no other pair has it at all."""
 
 import re
+import subprocess
 
 import pytest
 
@@ -51,3 +52,19 @@ def test_older_targets_compile_the_double_kernel_as_a_trap(gemm_cu, tmp_path):
 
 def test_only_double_has_the_double_kernel():
     assert [p for p, facts in PAIRS.items() if "dmma" in facts["kernels"]] == ["F64_IN_OUT"]
+
+
+def test_the_plan_says_which_gpus_cannot_run_the_double_kernel(builds):
+    """--plan=GPU names the kernels of the pair that GPU cannot run: the double kernel before
+    sm_90, the Hopper kernel off sm_90; a GPU that runs them gets no such line."""
+    result, exe, _ = builds[("F64_IN_OUT", "8x8x4", 0, 1)]
+    assert result.returncode == 0, result.stderr
+    plan = lambda gpu: subprocess.run([str(exe), "4096", "4096", "4096", f"--plan={gpu}"],
+                                      capture_output=True, text=True, timeout=60).stdout
+    for gpu in ("a100", "orin", "rtx4090", "t4"):
+        assert "The double kernel does not run on" in plan(gpu), gpu
+    for gpu in ("h100", "rtx5090"):
+        assert "does not run on" not in plan(gpu), gpu
+    result, exe, _ = builds[("F16_IN_F32_OUT", "16x16x16", 0, 1)]
+    assert "The Hopper kernel does not run on" in subprocess.run(
+        [str(exe), "--plan=a100"], capture_output=True, text=True, timeout=60).stdout
