@@ -31,7 +31,7 @@ def dmma_kernels(gemm_cu, tmp_path, ta, tb, target, verbose=False):
     return kernels, report
 
 
-@pytest.mark.parametrize("ta, tb", [(0, 1), (1, 0)])
+@pytest.mark.parametrize("ta, tb", [(0, 0), (0, 1), (1, 0), (1, 1)])
 def test_every_double_tile_has_the_f64_mma_and_no_spills(gemm_cu, tmp_path, ta, tb):
     kernels, report = dmma_kernels(gemm_cu, tmp_path, ta, tb, HOPPER, verbose=True)
     assert len(kernels) == len(PAIRS["F64_IN_OUT"]["tiles"])
