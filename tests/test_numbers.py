@@ -827,7 +827,7 @@ def test_the_results_chapter_is_its_session():
     fold = POST[POST.index("<summary>The GPU checks, change by change"):POST.index("[^check]:")]
     table = {m[1]: (m[2], m[3], int(m[4])) for m in
              re.finditer(r"^\| (\S+) \| ([^|]+) \| (H100|H200) \| (\d+) \|$", fold, re.M)}
-    assert len(table) == 10 and "No run failed." in fold
+    assert len(table) == 11 and "No run failed." in fold
 
     def passed(name, commit=None, gpu="H100 80GB HBM3"):
         log = (REPO / f"results/{name}").read_text()
@@ -868,6 +868,16 @@ def test_the_results_chapter_is_its_session():
     assert re.search(r"^PASS F64_IN_OUT\S+ memcheck .*--kernel=dmma", dmma, re.M)
     assert re.search(r"^PASS F64_IN_OUT\S+ racecheck .*--kernel=dmma", dmma, re.M)
     assert table["db2003f"][2] == passed("h100-2026-11-26-check-dmma-2.txt", "db2003f")
+    final = ["8bit-tf32", "16bit-1", "16bit-2", "f64"]
+    covered = set()
+    for part in final:
+        results = (REPO / f"results/h100-2026-11-26-check-final-{part}-results.txt").read_text()
+        assert "FAIL" not in results
+        covered |= {(m[1], m[2], m[3]) for m in re.finditer(r"^PASS (\w+)-(\S+)-(\d\d) ", results, re.M)}
+    # every pair, shape and layout of --describe's
+    assert covered == {(p["name"], s, f"{ta}{tb}") for p in numbers.gemmlib.registry()["pairs"]
+                       for s in p["shapes"] for ta in (0, 1) for tb in (0, 1)}
+    assert table["23ee083"][2] == sum(passed(f"h100-2026-11-26-check-final-{part}.txt", "23ee083") for part in final)
     assert "# source: gemm.md at db2003f" in (REPO / numbers.SESSION).read_text()
     # bit for bit as cuBLAS: the tf32 run of the variant's check, where the kernel's output
     # failed the bound of rounded inputs
