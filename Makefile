@@ -78,7 +78,7 @@ ifeq ($(filter $(CUBLAS),0 1),)
 endif
 ifeq ($(CUBLAS),1)
   CONFIG += -DUSE_CUBLAS=1
-  LIBS   := -lcublas
+  LIBS   := -lcublas -lcublasLt
 else
   CONFIG += -DUSE_CUBLAS=0
   LIBS   :=

@@ -85,7 +85,8 @@ def sanitizer_runs(described, configs, cc, quick, hopper=None):
     """(tool, configuration, size, options) of the sanitizer runs, counted like the others.
 
     memcheck checks every access of every kernel, racecheck the tiled kernel's shared
-    memory (and the double kernel's, the same kernel with mma.sync, on sm_90 and later). Each
+    memory (and the double kernel's, the same kernel with mma.sync, on sm_90 and later) where
+    the pair has them. Each
     pair runs with each of its shapes (with --quick its first only), the layouts taken in turn,
     so that every shape, 8 elements wide ones included, is checked in some layout; and the Hopper kernel, where the GPU runs it, with memcheck, for each pair it takes
     (`hopper`, by default those --describe lists it for), in the turn's layout where that is
@@ -101,8 +102,9 @@ def sanitizer_runs(described, configs, cc, quick, hopper=None):
             if quick and i > 0:
                 continue
             if config in configs:
-                plan += [("memcheck", config, ODD, ["--tile=all"]),
-                         ("memcheck", config, ODD, ["--kernel=tiled", "--split-k=3", "--cublas=off"]),
+                plan.append(("memcheck", config, ODD, ["--tile=all"]))
+            if config in configs and "tiled" in pair["kernels"]:   # FP8 has no WMMA kernels
+                plan += [("memcheck", config, ODD, ["--kernel=tiled", "--split-k=3", "--cublas=off"]),
                          ("racecheck", config, ODD, ["--kernel=tiled", "--tile=all", "--cublas=off"])]
                 if not quick and i == 0:
                     plan.append(("racecheck", config, WIDE, ["--kernel=tiled", "--tile=all", "--cublas=off"]))

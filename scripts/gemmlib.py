@@ -71,7 +71,7 @@ def command(source, out, flags, gpu="90", mode="exe"):
     "cubin" (device code only, intermediate files kept in out.keep/) or "ptx"."""
     cmd = [NVCC, *FLAGS, *target(gpu), *flags]
     if mode == "exe":
-        cmd += ["-o", out, source] + (["-lcublas"] if "-DUSE_CUBLAS=1" in flags else [])
+        cmd += ["-o", out, source] + (["-lcublas", "-lcublasLt"] if "-DUSE_CUBLAS=1" in flags else [])
     elif mode == "cubin":
         cmd += ["-cubin", "-keep", "-keep-dir", f"{out}.keep", "-o", out, source]
     elif mode == "ptx":

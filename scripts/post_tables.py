@@ -71,9 +71,15 @@ def pair(cells, t, impl=None, fmt=sweep.fmt3):
     return " / ".join(fmt(cells.get(k)) for k in keys)
 
 
+def measured(cells):
+    """The pairs that the cells have any number for, in the registry's order (a table made from
+    a file older than a pair has no row for it)."""
+    return [t for t in sweep.TYPES if any(key[0] == t for key in cells)]
+
+
 def at_size_table(cells):
     lines = ["| pair | simple | tiled | cuBLAS | tiled / cuBLAS |", "|---|---:|---:|---:|---:|"]
-    for t in sweep.TYPES:
+    for t in measured(cells):
         shares = [worklog.percent(cells.get((t, b, "tiled")), cells.get((t, b, "cublas"))).replace(" %", "")
                   for b in (0, 1)]
         lines.append(f"| {worklog.SHORT_NAMES[t]} | {pair(cells, t, 'simple')} | {pair(cells, t, 'tiled')} | "
@@ -87,7 +93,7 @@ def session_table(cells):
     kernels = [(k["name"], k["title"].replace(" kernel", "")) for k in gemmlib.registry()["kernels"]]
     lines = ["| pair | " + " | ".join(title for _, title in kernels) + " | cuBLAS | fastest / cuBLAS |",
              "|---|" + "---:|" * (len(kernels) + 2)]
-    for t in sweep.TYPES:
+    for t in measured(cells):
         shares = []
         for b in (0, 1):
             speeds = [cells.get((t, b, k)) for k, _ in kernels]
@@ -101,7 +107,7 @@ def session_table(cells):
 
 def jetson_table(jetson, cells):
     lines = ["| pair | its kernel | our simple kernel |", "|---|---:|---:|"]
-    for t in sweep.TYPES:
+    for t in measured(jetson):
         lines.append(f"| {worklog.SHORT_NAMES[t]} | {pair(jetson, t, fmt=lambda x: f'{x:g}')} | "
                      f"{pair(cells, t, 'simple')} |")
     return "\n".join(lines) + "\n"

@@ -58,6 +58,8 @@ PAIRS = gemmlib.pairs()     # ./gemm --describe's type pairs: names, element typ
 LAYOUTS = {name: tuple(t) for name, t in gemmlib.registry()["layouts"].items()}
 KERNELS = [k["name"] for k in gemmlib.registry()["kernels"]]   # the CSV's impl of each kernel
 SHORT_NAMES = {t: p["short"] for t, p in PAIRS.items()}
+# The pairs the steps are measured with: those the tiled kernel takes (all but FP8).
+TILED_TYPES = [t for t in sweep.TYPES if "tiled" in PAIRS[t]["kernels"]]
 
 # The steps, in the order of the post. Each names the settings it builds with;
 # anything not named keeps gemm.md's default, so the last step is the kernel
@@ -637,7 +639,7 @@ def worklog_tile(binary):
 
 def run(args):
     gpu, cc, driver = sweep.find_gpu("worklog.py", "table")
-    types = sweep.parse_types(args.types) if args.types else sweep.TYPES
+    types = sweep.parse_types(args.types) if args.types else TILED_TYPES
     (REPO / BUILD).mkdir(parents=True, exist_ok=True)
     gemmlib.tangle(REPO / BUILD / "gemm.cu")
     jobs = plan(types, args)
@@ -714,10 +716,10 @@ def main(argv=None):
                    help="M = N = K, or several, comma-separated (default 8192)")
     r.add_argument("--layout", choices=sorted(LAYOUTS), default="TN",
                    help="the layout to build for (default TN, the layout of the post's steps)")
-    r.add_argument("--explore", type=lambda text: sweep.parse_types(text) if text != "all" else sweep.TYPES,
+    r.add_argument("--explore", type=lambda text: sweep.parse_types(text) if text != "all" else TILED_TYPES,
                    default=[], help="type pairs (comma-separated, or all) for which to time also "
                    "the variants that are not steps")
-    r.add_argument("--parts", type=lambda text: sweep.parse_types(text) if text != "all" else sweep.TYPES,
+    r.add_argument("--parts", type=lambda text: sweep.parse_types(text) if text != "all" else TILED_TYPES,
                    default=[], help="type pairs (comma-separated, or all) for which to time the shipped "
                    "kernel with its copies, and then its arithmetic, left out")
     r.add_argument("--hopper", action="store_true", help="also time the Hopper kernel's steps for the "

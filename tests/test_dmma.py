@@ -21,6 +21,7 @@ def dmma_kernels(gemm_cu, tmp_path, ta, tb, target, verbose=False):
     result = gemmlib.nvcc(gemm_cu, ptx, defines, gpu=target, mode="ptx")
     assert result.returncode == 0, result.stderr
     parts = re.split(r"(?m)^(?:\.visible\s+)?\.entry\s+", ptx.read_text())[1:]
+    parts = [re.sub(r"(?m)^\s*// \.globl.*$", "", p) for p in parts]   # the next entry's name
     kernels = {re.match(r"\w+", p)[0]: p for p in parts if re.match(r"_Z\w*gemm_tiled\w*Dmma", p)}
     report = ""
     if verbose:

@@ -23,7 +23,10 @@ DEFAULT_SHAPE = {t: default_shape(t) for t in TYPES}
 
 # How each element type that --describe names is stored, as this file's oracle knows it.
 KIND = {"half": "half", "bfloat16": "bf16", "unsigned char": "u8", "signed char": "i8",
-        "float (as tf32)": "float", "float": "float", "double": "double", "int": "int"}
+        "float (as tf32)": "float", "float": "float", "double": "double", "int": "int",
+        "fp8 e4m3": "e4m3", "fp8 e5m2": "e5m2"}
+# FP8's fraction bits and its smallest normal exponent.
+FP8 = {"e4m3": (3, -6), "e5m2": (2, -14)}
 INPUT_KIND = {t: KIND[PAIRS[t]["in"]] for t in TYPES}
 OUTPUT_KIND = {t: KIND[PAIRS[t]["acc"]] for t in TYPES}
 TF32_PAIRS = {t for t in TYPES if PAIRS[t]["in"] == "float (as tf32)"}
@@ -34,6 +37,9 @@ INTEGER_PAIRS = {t for t in TYPES if PAIRS[t]["integer"]}
 # Every pair with every transpose at its default shape, and four non-default shapes.
 BUILDS = EXECUTABLES
 PLAIN = [(t, DEFAULT_SHAPE[t], 0, 0) for t in TYPES]   # one build per pair
+# The builds whose pair a kernel with a choice of block tiles takes (all but FP8): --plan
+# lists their tiles.
+TILED = [c for c in BUILDS if PAIRS[c[0]]["tiles"]]
 F16 = ("F16_IN_F32_OUT", "16x16x16", 0, 0)
 I8 = ("I8_IN_I32_OUT", "16x16x16", 0, 0)
 
@@ -46,7 +52,8 @@ def build_id(config):
 
 
 def tile(shape):
-    return tuple(int(x) for x in shape.split("x"))
+    """The sides (m, n, k) of a WMMA shape, or of "none", the shape of a pair without one."""
+    return tuple(REGISTRY["shape_sides"][shape])
 
 
 def padded(size, side):
@@ -253,6 +260,11 @@ def representable(kind, x):
         return bool(np.all(single.astype(np.float64) == x) and np.all(low == 0))
     if kind == "float":
         return bool(np.all(x.astype(np.float32).astype(np.float64) == x))
+    if kind in FP8:   # a whole number of units of the last place of its binade
+        bits, lowest = FP8[kind]
+        nonzero = np.abs(x[x != 0])
+        unit = 2.0 ** (np.maximum(np.floor(np.log2(nonzero)), lowest) - bits)
+        return bool(np.all(nonzero / unit == np.round(nonzero / unit)))
     return True
 
 
@@ -261,8 +273,8 @@ def check_range(kind, x, name):
     if kind in INT_RANGE:
         lo, hi = INT_RANGE[kind]
         assert x.min() >= lo and x.max() <= hi, f"{name} outside [{lo}, {hi}]"
-    elif kind in ("half", "bf16"):
-        # Drawn from [-1, 1); rounding to 16 bits can carry a value just below 1 up to 1.
+    elif kind in ("half", "bf16", *FP8):
+        # Drawn from [-1, 1); rounding to 16 or 8 bits can carry a value just below 1 up to 1.
         assert x.min() >= -1 and x.max() <= 1, f"{name} outside [-1, 1]"
     else:
         assert x.min() >= -1 and x.max() < 1, f"{name} outside [-1, 1)"
@@ -353,7 +365,7 @@ def test_scalars_are_held_as_the_accumulator_holds_them(gemm):
 
 # ---------------------------------------------------------------- padding to block tiles
 
-@pytest.mark.parametrize("config", BUILDS, ids=build_id)
+@pytest.mark.parametrize("config", TILED, ids=build_id)
 def test_padding_is_to_whole_block_tiles(binaries, config):
     """The sides are padded to the chosen tile: 1 x 1 x 1 pads to one whole block tile of it,
     a block tile stays as it is, one more element takes a second one."""
@@ -375,17 +387,17 @@ def test_block_tile_depends_on_the_type_pair_only(block_tile):
     """A type pair has one block tile: neither the transposes nor the WMMA shape change it.
     Its K side is 128 bytes for every pair."""
     by_pair = {}
-    for config in BUILDS:
+    for config in TILED:
         type_pair = config[0]
         bm, bn, bk = block_tile(config)
         assert bk * PAIRS[type_pair]["in_bytes"] == 128, (config, bk)
         by_pair.setdefault(type_pair, set()).add((bm, bn, bk))
-    assert set(by_pair) == set(TYPES)
+    assert set(by_pair) == {t for t in TYPES if PAIRS[t]["tiles"]}
     for type_pair, tiles in by_pair.items():
         assert len(tiles) == 1, f"{type_pair} has several block tiles: {tiles}"
 
 
-@pytest.mark.parametrize("config", PLAIN, ids=build_id)
+@pytest.mark.parametrize("config", [c for c in PLAIN if c in TILED], ids=build_id)
 def test_padding_is_the_same_for_every_transpose(binaries, config):
     plans = [plan_of(binaries, (config[0], config[1], ta, tb), 37, 41, 29)[:2]
              for ta in (0, 1) for tb in (0, 1)]

@@ -140,7 +140,7 @@ def binaries(gemm_cu, nvcc, tmp_path_factory):
 
 
 @pytest.mark.parametrize("pair, args, words", [
-    ("F64_IN_OUT", ["--kernel=wgmma"], ["--kernel=wgmma", "16-bit, tf32 and 8-bit pairs", "F64_IN_OUT"]),
+    ("F64_IN_OUT", ["--kernel=wgmma"], ["--kernel=wgmma", "16-bit, tf32, 8-bit and FP8 pairs", "F64_IN_OUT"]),
     ("F16_IN_F32_OUT", ["--kernel=wgmma", "--tile=64x64x64"], ["--tile", "--kernel=wgmma"]),
     ("F16_IN_F32_OUT", ["--kernel=simple", "--split-k=2"], ["--split-k", "--kernel=simple"]),
     ("F16_IN_F32_OUT", ["--kernel=dmma"], ["--kernel=dmma", "for double", "F16_IN_F32_OUT"]),
@@ -445,7 +445,9 @@ def test_the_variant_with_lean_steps_makes_each_descriptor_once(tmp_path):
 
 
 @pytest.mark.parametrize("pair, form", [("I8_IN_I32_OUT", "k32.s32.s8.s8"), ("U8_IN_I32_OUT", "k32.s32.u8.u8"),
-                                        ("TF32_IN_F32_OUT", "k8.f32.tf32.tf32")])
+                                        ("TF32_IN_F32_OUT", "k8.f32.tf32.tf32"),
+                                        ("E4M3_IN_F32_OUT", "k32.f32.e4m3.e4m3"),
+                                        ("E5M2_IN_F32_OUT", "k32.f32.e5m2.e5m2")])
 def test_the_8bit_and_tf32_pairs_have_their_own_wgmma(gemm_cu, tmp_path, pair, form):
     """Each width's kernel multiplies with the pair's own form of wgmma, four per step of 128
     bytes, and ptxas gives each the registers it needs without spilling. In TN, where both

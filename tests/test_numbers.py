@@ -747,9 +747,11 @@ def test_the_results_chapter_is_its_session():
     assert {r["impl"] for r in rows} == {"simple", "tiled", "dmma", "wgmma", "cublas"}
     # the double kernel: double's runs only
     assert {(r["type"], r["transpose_b"]) for r in rows if r["impl"] == "dmma"} == {("F64_IN_OUT", b) for b in (0, 1)}
-    # the Hopper kernel: every run but double's
+    # the Hopper kernel: every run but double's; FP8 came after the session, which says so
     hopper = {(r["type"], r["transpose_b"]) for r in rows if r["impl"] == "wgmma"}
-    assert hopper == {(t, b) for t in sweep.TYPES if t != "F64_IN_OUT" for b in (0, 1)}
+    later = {t for t in sweep.TYPES if numbers.gemmlib.pairs()[t]["in"].startswith("fp8")}
+    assert hopper == {(t, b) for t in sweep.TYPES if t != "F64_IN_OUT" and t not in later for b in (0, 1)}
+    assert later and "FP8 came later." in text
     run = {k: cells[(F16, 1, k)] for k in ("simple", "tiled", "wgmma", "cublas")}
     phrase = ("the simple kernel runs at 31.3 eTOPS, the tiled one at 398 and the Hopper one at 727, "
               "against cuBLAS's 736: 99 %. Tiling multiplied the speed by about 13, Hopper's "
@@ -1136,6 +1138,26 @@ def test_the_lowest_cells_run_again_are_what_the_fold_says():
 
 
 
+def test_the_fp8_section_is_its_measurements():
+    """"FP8": the Hopper kernel and cuBLAS at 8192^3, from the four reports its footnote names
+    (each verified, cuBLAS beside the kernel in TN and refused elsewhere)."""
+    text = " ".join(POST.split())
+
+    def speeds(pair, layout):
+        report = (REPO / f"results/h100-2026-11-26-fp8-{pair}-{layout}-8192.txt").read_text()
+        assert re.search(r"^Result\s+: PASS$", report, re.M), (pair, layout)
+        found = dict(re.findall(r"^(Speed|cuBLAS speed)\s+: ([\d.]+) eTOPS", report, re.M))
+        return float(found["Speed"]), float(found["cuBLAS speed"]) if "cuBLAS speed" in found else None
+
+    e4m3, e4m3_nn = speeds("E4M3_IN_F32_OUT", "01"), speeds("E4M3_IN_F32_OUT", "00")
+    e5m2, e5m2_nn = speeds("E5M2_IN_F32_OUT", "01"), speeds("E5M2_IN_F32_OUT", "00")
+    assert ("At $8192^3$ in TN the kernel runs E4M3 at 99 % of it (1391 against 1401) and E5M2 at "
+            "1427; with B turned, at 1205 and 1231.") in text
+    assert close("99", 100 * e4m3[0] / e4m3[1]) and close("1391", e4m3[0]) and close("1401", e4m3[1])
+    assert close("1427", e5m2[0]) and close("1205", e4m3_nn[0]) and close("1231", e5m2_nn[0])
+    assert e4m3_nn[1] is None and e5m2[1] is None and e5m2_nn[1] is None   # no cuBLAS there
+
+
 def test_the_double_kernel_section_is_its_measurements():
     """"Double on Hopper": its share of DGEMM at 8192^3 (the session, both layouts), the two
     H200 runs its fold cites, and the shortfall "What is left" names."""
@@ -1143,7 +1165,7 @@ def test_the_double_kernel_section_is_its_measurements():
     cells = numbers.sweep_cells(numbers.SESSION)
     shares = [cells[("F64_IN_OUT", b, "dmma")] / cells[("F64_IN_OUT", b, "cublas")] for b in (0, 1)]
     assert "It reaches 91–93 % of DGEMM at $8192^3$." in text and pct_range(shares) == "91–93"
-    assert "the double kernel is 7–9 % short of DGEMM;" in text
+    assert "the double kernel is 7–9 % short of DGEMM." in text
     assert pct_range([1 - x for x in shares]) == "7–9"
 
     def dmma(path, tile):   # the CSV lines of ./gemm --csv, without a header: its columns

@@ -386,7 +386,7 @@ def test_run_with_a_stand_in_gpu(tmp_path):
     assert ["-O3", "-std=c++17", "-lineinfo", "-gencode", "arch=compute_90a,code=sm_90a",
             "-DTYPE_FROM_MAKE", "-DF64_IN_OUT",
             "-DTRANSPOSE_A=0", "-DTRANSPOSE_B=1", "-DUSE_CUBLAS=1",
-            "-o", str(build / "F64_IN_OUT-1"), str(build / "gemm.cu"), "-lcublas"] in builds
+            "-o", str(build / "F64_IN_OUT-1"), str(build / "gemm.cu"), "-lcublas", "-lcublasLt"] in builds
     assert (build / "gemm.cu").stat().st_size > 0
 
     # One progress line per run, with the speed, cuBLAS's, and the time left.
