@@ -829,7 +829,7 @@ def test_the_results_chapter_is_its_session():
     fold = POST[POST.index("<summary>The GPU checks, change by change"):POST.index("[^check]:")]
     table = {m[1]: (m[2], m[3], int(m[4])) for m in
              re.finditer(r"^\| (\S+) \| ([^|]+) \| (H100|H200) \| (\d+) \|$", fold, re.M)}
-    assert len(table) == 11 and "No run failed." in fold
+    assert len(table) == 12 and "No run failed." in fold
 
     def passed(name, commit=None, gpu="H100 80GB HBM3"):
         log = (REPO / f"results/{name}").read_text()
@@ -876,10 +876,19 @@ def test_the_results_chapter_is_its_session():
         results = (REPO / f"results/h100-2026-11-26-check-final-{part}-results.txt").read_text()
         assert "FAIL" not in results
         covered |= {(m[1], m[2], m[3]) for m in re.finditer(r"^PASS (\w+)-(\S+)-(\d\d) ", results, re.M)}
+    assert table["23ee083"][2] == sum(passed(f"h100-2026-11-26-check-final-{part}.txt", "23ee083") for part in final)
+    # FP8, then: both pairs in every layout, and four pairs' WMMA kernels again, quickly
+    fp8 = (REPO / "results/h100-2026-11-26-check-fp8-results.txt").read_text()
+    assert "FAIL" not in fp8 and re.search(r"^PASS E4M3\S+ memcheck .*--kernel=wgmma", fp8, re.M)
+    covered |= {(m[1], m[2], m[3]) for m in re.finditer(r"^PASS (\w+)-(\S+)-(\d\d) ", fp8, re.M)}
     # every pair, shape and layout of --describe's
     assert covered == {(p["name"], s, f"{ta}{tb}") for p in numbers.gemmlib.registry()["pairs"]
                        for s in p["shapes"] for ta in (0, 1) for tb in (0, 1)}
-    assert table["23ee083"][2] == sum(passed(f"h100-2026-11-26-check-final-{part}.txt", "23ee083") for part in final)
+    quick = (REPO / "results/h100-2026-11-26-check-fp8-others-quick-results.txt").read_text()
+    assert "FAIL" not in quick and {m[1] for m in re.finditer(r"^PASS (\w+)-", quick, re.M)} == {
+        "F16_IN_F32_OUT", "TF32_IN_F32_OUT", "I8_IN_I32_OUT", "F64_IN_OUT"}
+    assert table["1ff4432"][2] == (passed("h100-2026-11-26-check-fp8.txt", "1ff4432")
+                                   + passed("h100-2026-11-26-check-fp8-others-quick.txt", "1ff4432"))
     assert "# source: gemm.md at db2003f" in (REPO / numbers.SESSION).read_text()
     # bit for bit as cuBLAS: the tf32 run of the variant's check, where the kernel's output
     # failed the bound of rounded inputs
@@ -1156,6 +1165,11 @@ def test_the_fp8_section_is_its_measurements():
     assert close("99", 100 * e4m3[0] / e4m3[1]) and close("1391", e4m3[0]) and close("1401", e4m3[1])
     assert close("1427", e5m2[0]) and close("1205", e4m3_nn[0]) and close("1231", e5m2_nn[0])
     assert e4m3_nn[1] is None and e5m2[1] is None and e5m2_nn[1] is None   # no cuBLAS there
+    # "What is left": the shortfall at 8192^3 (these runs) and at 16384^3 (FP8's sweep)
+    assert "**FP8**: 1 % short of cuBLAS at $8192^3$, 13 % at $16384^3$." in text
+    assert close("1", 100 * (1 - e4m3[0] / e4m3[1]))
+    cells = numbers.sweep_cells("results/nvidia-h100-80gb-hbm3-2026-11-26-fp8.csv", 16384)
+    assert close("13", 100 * (1 - cells[("E4M3_IN_F32_OUT", 1, "wgmma")] / cells[("E4M3_IN_F32_OUT", 1, "cublas")]))
 
 
 def test_the_double_kernel_section_is_its_measurements():
