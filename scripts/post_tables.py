@@ -38,7 +38,7 @@ import sweep  # noqa: E402
 import worklog  # noqa: E402
 
 REPO = sweep.REPO
-SESSION = "results/nvidia-h100-80gb-hbm3-2026-11-26-2.csv"         # the results chapter: one session
+SESSION = "results/nvidia-h100-80gb-hbm3-2026-11-26-3.csv"         # the results chapter: one session
 SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-23-2.csv"          # the sweep before the Hopper kernel
 JETSON_DAY_SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-22.csv"  # the day GEMM on Jetson was run
 JETSON = "results/gemm-on-jetson-h100-2026-11-22.csv"
@@ -87,6 +87,11 @@ def at_size_table(cells):
     return "\n".join(lines) + "\n"
 
 
+def share_cell(shares):
+    """"a / b %", or a dash where cuBLAS ran in neither layout."""
+    return sweep.MISSING if all(x == sweep.MISSING for x in shares) else f"{' / '.join(shares)} %"
+
+
 def session_table(cells):
     """Every kernel (a column each, titled as ./gemm --describe names it) and cuBLAS, and the
     fastest kernel's share of cuBLAS, per pair and layout."""
@@ -101,7 +106,7 @@ def session_table(cells):
             shares.append(worklog.percent(best, cells.get((t, b, "cublas"))).replace(" %", ""))
         runs = [pair(cells, t, k) if any((t, b, k) in cells for b in (0, 1)) else "—" for k, _ in kernels]
         lines.append(f"| {worklog.SHORT_NAMES[t]} | " + " | ".join(runs) +
-                     f" | {pair(cells, t, 'cublas')} | {' / '.join(shares)} % |")
+                     f" | {pair(cells, t, 'cublas')} | {share_cell(shares)} |")
     return "\n".join(lines) + "\n"
 
 
