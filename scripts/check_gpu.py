@@ -102,7 +102,7 @@ def sanitizer_runs(described, configs, cc, quick, hopper=None):
             if quick and i > 0:
                 continue
             if config in configs:
-                plan.append(("memcheck", config, ODD, ["--tile=all"]))
+                plan.append(("memcheck", config, ODD, untiled(["--tile=all"], bool(pair["tiles"]))))
             if config in configs and "tiled" in pair["kernels"]:   # FP8 has no WMMA kernels
                 plan += [("memcheck", config, ODD, ["--kernel=tiled", "--split-k=3", "--cublas=off"]),
                          ("racecheck", config, ODD, ["--kernel=tiled", "--tile=all", "--cublas=off"])]
@@ -117,6 +117,12 @@ def sanitizer_runs(described, configs, cc, quick, hopper=None):
                 plan += [("memcheck", at, size, ["--kernel=wgmma", "--cublas=off"]) for size in (ODD, WIDE)]
                 plan.append(("memcheck", at, ODD, ["--kernel=wgmma", "--split-k=3", "--cublas=off"]))
     return plan
+
+
+def untiled(options, has_tiles):
+    """A run's options for a pair that no kernel with tiles takes (FP8): without --tile, which
+    ./gemm refuses for it."""
+    return options if has_tiles else [o for o in options if not o.startswith("--tile")]
 
 
 def log_name(config, size, *words):
@@ -236,8 +242,10 @@ def main(argv=None):
     start = time.monotonic()
     plan = runs(args.quick)
 
+    tiles = {p["name"]: bool(p["tiles"]) for p in described["pairs"]}
+
     def check(config):
-        return [one_run(config, *run) for run in plan]
+        return [one_run(config, *run[:4], untiled(run[4], tiles[config[0]])) for run in plan]
 
     results = []
     with ThreadPoolExecutor(max_workers=RUN_WORKERS) as pool:

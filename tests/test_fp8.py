@@ -56,6 +56,9 @@ def test_the_plan_and_the_options_say_what_fp8_cannot_do(builds, pair):
         assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
     refused = run(exe, "--ceiling")
     assert refused.returncode == 2 and "has no WMMA shape" in refused.stderr, refused.stderr
+    for tile in ("all", "64x64x128"):   # no kernel with tiles takes FP8: --tile has nothing to set
+        refused = run(exe, 64, 64, 64, f"--tile={tile}")
+        assert refused.returncode == 2 and "no kernel with tiles takes" in refused.stderr, tile
 
 
 def test_the_error_bound_paragraph_is_its_numbers():
@@ -65,7 +68,8 @@ def test_the_error_bound_paragraph_is_its_numbers():
     text = " ".join((REPO / "gemm.md").read_text(encoding="utf-8").split())
     wk = REGISTRY["shape_sides"]["none"][2]
     gamma = (2 * -(-8192 // wk) + 3) * 2.0**-13 + 8194 * 2.0**-53
-    assert f"per step of $W_K = {wk}$ (the `none` shape's)" in text
+    assert f"per step of $W_K = {wk}$ (the `none` shape's, FP8's stand-in" in text
+    assert "Kept by truncation, 14 bits lose up to one unit of the 14th, $2^{-13}$ relative" in text
     assert f"At $K = 8192$ that makes $\\gamma$ about {gamma:.2f}:" in text
     check = (REPO / "results/h100-2026-11-26-check-fp8.txt").read_text()
     worst = max(float(x) for x in re.findall(r"\(([\d.e-]+) of its bound\)", check))
@@ -73,3 +77,16 @@ def test_the_error_bound_paragraph_is_its_numbers():
     run = (REPO / "results/h100-2026-11-26-fp8-E4M3_IN_F32_OUT-01-8192.txt").read_text()
     assert "0 outside the bound; worst difference 0 (0 of its bound)" in run
     assert "the kernel's result equals cuBLAS's (with its fast accumulation) bit for bit" in text
+
+
+def test_the_gpu_check_gives_fp8_no_tile_options():
+    """The GPU check runs FP8 without --tile (which ./gemm refuses for it) and without the
+    tiled kernel's sanitizer runs, and keeps both for the other pairs."""
+    import check_gpu
+    configs = check_gpu.configurations(REGISTRY)
+    planned = check_gpu.sanitizer_runs(REGISTRY, configs, "90", False)
+    fp8 = [options for _, c, _, options in planned if c[0] in FP8]
+    assert fp8 and not any(o.startswith("--tile") or o == "--kernel=tiled" for options in fp8 for o in options)
+    assert any("--kernel=tiled" in options for _, c, _, options in planned if c[0] not in FP8)
+    assert check_gpu.untiled(["--tile=all", "--beta", "0"], False) == ["--beta", "0"]
+    assert check_gpu.untiled(["--tile=all"], True) == ["--tile=all"]
