@@ -827,7 +827,7 @@ def test_the_results_chapter_is_its_session():
     fold = POST[POST.index("<summary>The GPU checks, change by change"):POST.index("[^check]:")]
     table = {m[1]: (m[2], m[3], int(m[4])) for m in
              re.finditer(r"^\| (\S+) \| ([^|]+) \| (H100|H200) \| (\d+) \|$", fold, re.M)}
-    assert len(table) == 12 and "No run failed." in fold
+    assert len(table) == 13 and "No run failed." in fold
 
     def passed(name, commit=None, gpu="H100 80GB HBM3"):
         log = (REPO / f"results/{name}").read_text()
@@ -887,6 +887,14 @@ def test_the_results_chapter_is_its_session():
         "F16_IN_F32_OUT", "TF32_IN_F32_OUT", "I8_IN_I32_OUT", "F64_IN_OUT"}
     assert table["1ff4432"][2] == (passed("h100-2026-11-26-check-fp8.txt", "1ff4432")
                                    + passed("h100-2026-11-26-check-fp8-others-quick.txt", "1ff4432"))
+    # then the WMMA pairs that quick check left out, and FP8 with the check's options for it
+    again = (REPO / "results/h100-2026-11-26-check-fp8-others-quick-2-results.txt").read_text()
+    assert "FAIL" not in again and {m[1] for m in re.finditer(r"^PASS (\w+)-", again, re.M)} == {
+        "F16_IN_OUT", "BF16_IN_F32_OUT", "U8_IN_I32_OUT"}
+    fp8 = (REPO / "results/h100-2026-11-26-check-fp8-2-results.txt").read_text()
+    assert "FAIL" not in fp8 and "--tile" not in fp8
+    assert table["e9c661d"][2] == (passed("h100-2026-11-26-check-fp8-others-quick-2.txt", "e9c661d")
+                                   + passed("h100-2026-11-26-check-fp8-2.txt", "e9c661d"))
     assert "# source: gemm.md at 8a1db5a" in (REPO / numbers.SESSION).read_text()   # 1ff4432's kernels
     # bit for bit as cuBLAS: the tf32 run of the variant's check, where the kernel's output
     # failed the bound of rounded inputs
