@@ -2,7 +2,7 @@
 """Is a change to gemm.md slower? Time one kernel as built from two documents, in one run.
 
     python3 scripts/compare_gpu.py --base OLD.md [--new NEW.md] [--kernel wgmma] [--sizes 8192,4096,3000]
-                                   [--layouts NN,TN] [--rounds 3] [--out FILE.csv]
+                                   [--layouts NN,TN] [--pairs P1,P2] [--rounds 3] [--out FILE.csv]
     python3 scripts/compare_gpu.py --base-args="--beta 3" --new-args="--beta 0" ...
     python3 scripts/compare_gpu.py --new-change hopper-spread-c ...     gemm.md with a change file
     python3 scripts/compare_gpu.py --base-change hopper-batched-stores --sizes 4096,3000
@@ -50,6 +50,8 @@ def main():
     parser.add_argument("--kernel", default="wgmma")
     parser.add_argument("--sizes", default="8192,4096,3000,2048")
     parser.add_argument("--layouts", default="NN,TN")
+    parser.add_argument("--pairs", default="", help="comma-separated type pairs (default: every pair "
+                        "that has the kernel)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--timeout", type=int, default=600, help="seconds a run may take before it fails")
@@ -73,9 +75,10 @@ def main():
 
     name, gpu, _ = gemmlib.find_gpu("compare_gpu")
     described = gemmlib.registry()
-    pairs = [p for p, entry in gemmlib.pairs(described).items() if args.kernel in entry["kernels"]]
+    pairs = [p for p, entry in gemmlib.pairs(described).items() if args.kernel in entry["kernels"]
+             and (not args.pairs or p in args.pairs.split(","))]
     if not pairs:
-        sys.exit(f"compare_gpu: no type pair has the kernel '{args.kernel}'")
+        sys.exit(f"compare_gpu: no type pair{' of --pairs' if args.pairs else ''} has the kernel '{args.kernel}'")
     layouts = {n: tuple(v) for n, v in described["layouts"].items()}
     folder = gemmlib.REPO / "build" / "compare"
     folder.mkdir(parents=True, exist_ok=True)
