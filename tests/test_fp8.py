@@ -56,6 +56,7 @@ def test_the_plan_and_the_options_say_what_fp8_cannot_do(builds, pair):
         assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
     refused = run(exe, "--ceiling")
     assert refused.returncode == 2 and "has no WMMA shape" in refused.stderr, refused.stderr
+    assert "one of: none (no kernel with tiles takes this pair)" in run(exe, "--help").stdout
     for tile in ("all", "64x64x128"):   # no kernel with tiles takes FP8: --tile has nothing to set
         refused = run(exe, 64, 64, 64, f"--tile={tile}")
         assert refused.returncode == 2 and "no kernel with tiles takes" in refused.stderr, tile
