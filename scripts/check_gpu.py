@@ -102,7 +102,7 @@ def sanitizer_runs(described, configs, cc, quick, hopper=None):
             if quick and i > 0:
                 continue
             if config in configs:
-                plan.append(("memcheck", config, ODD, untiled(["--tile=all"], bool(pair["tiles"]))))
+                plan.append(("memcheck", config, ODD, untiled(["--tile=all"], pair)))
             if config in configs and "tiled" in pair["kernels"]:   # FP8 has no WMMA kernels
                 plan += [("memcheck", config, ODD, ["--kernel=tiled", "--split-k=3", "--cublas=off"]),
                          ("racecheck", config, ODD, ["--kernel=tiled", "--tile=all", "--cublas=off"])]
@@ -119,10 +119,10 @@ def sanitizer_runs(described, configs, cc, quick, hopper=None):
     return plan
 
 
-def untiled(options, has_tiles):
-    """A run's options for a pair that no kernel with tiles takes (FP8): without --tile, which
-    ./gemm refuses for it."""
-    return options if has_tiles else [o for o in options if not o.startswith("--tile")]
+def untiled(options, pair):
+    """A run's options for `pair` (its entry of --describe), without --tile where no kernel with
+    tiles takes it (FP8): ./gemm refuses the option there."""
+    return options if pair["tiles"] else [o for o in options if not o.startswith("--tile")]
 
 
 def log_name(config, size, *words):
@@ -242,10 +242,10 @@ def main(argv=None):
     start = time.monotonic()
     plan = runs(args.quick)
 
-    tiles = {p["name"]: bool(p["tiles"]) for p in described["pairs"]}
+    entries = gemmlib.pairs(described)
 
     def check(config):
-        return [one_run(config, *run[:4], untiled(run[4], tiles[config[0]])) for run in plan]
+        return [one_run(config, *run[:4], untiled(run[4], entries[config[0]])) for run in plan]
 
     results = []
     with ThreadPoolExecutor(max_workers=RUN_WORKERS) as pool:

@@ -89,5 +89,5 @@ def test_the_gpu_check_gives_fp8_no_tile_options():
     fp8 = [options for _, c, _, options in planned if c[0] in FP8]
     assert fp8 and not any(o.startswith("--tile") or o == "--kernel=tiled" for options in fp8 for o in options)
     assert any("--kernel=tiled" in options for _, c, _, options in planned if c[0] not in FP8)
-    assert check_gpu.untiled(["--tile=all", "--beta", "0"], False) == ["--beta", "0"]
-    assert check_gpu.untiled(["--tile=all"], True) == ["--tile=all"]
+    assert check_gpu.untiled(["--tile=all", "--beta", "0"], PAIRS[FP8[0]]) == ["--beta", "0"]
+    assert check_gpu.untiled(["--tile=all"], PAIRS["F16_IN_F32_OUT"]) == ["--tile=all"]
