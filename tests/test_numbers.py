@@ -827,7 +827,7 @@ def test_the_results_chapter_is_its_session():
     fold = POST[POST.index("<summary>The GPU checks, change by change"):POST.index("[^check]:")]
     table = {m[1]: (m[2], m[3], int(m[4])) for m in
              re.finditer(r"^\| (\S+) \| ([^|]+) \| (H100|H200) \| (\d+) \|$", fold, re.M)}
-    assert len(table) == 13 and "No run failed." in fold
+    assert len(table) == 14 and "No run failed." in fold
 
     def passed(name, commit=None, gpu="H100 80GB HBM3"):
         log = (REPO / f"results/{name}").read_text()
@@ -895,6 +895,17 @@ def test_the_results_chapter_is_its_session():
     assert "FAIL" not in fp8 and "--tile" not in fp8
     assert table["e9c661d"][2] == (passed("h100-2026-11-26-check-fp8-others-quick-2.txt", "e9c661d")
                                    + passed("h100-2026-11-26-check-fp8-2.txt", "e9c661d"))
+    # the shipped tree, FP8 included: every pair, shape and layout again, in four calls
+    shipped = ["8bit-tf32", "16bit-1", "16bit-2", "f64-fp8"]
+    covered = set()
+    for part in shipped:
+        results = (REPO / f"results/h100-2026-11-26-check-shipped-{part}-results.txt").read_text()
+        assert "FAIL" not in results
+        covered |= {(m[1], m[2], m[3]) for m in re.finditer(r"^PASS (\w+)-(\S+)-(\d\d) ", results, re.M)}
+    assert covered == {(p["name"], s, f"{ta}{tb}") for p in numbers.gemmlib.registry()["pairs"]
+                       for s in p["shapes"] for ta in (0, 1) for tb in (0, 1)}
+    assert table["689691d"][2] == sum(passed(f"h100-2026-11-26-check-shipped-{part}.txt", "689691d")
+                                      for part in shipped)
     assert "# source: gemm.md at 8a1db5a" in (REPO / numbers.SESSION).read_text()   # 1ff4432's kernels
     # bit for bit as cuBLAS: the tf32 run of the variant's check, where the kernel's output
     # failed the bound of rounded inputs
