@@ -868,20 +868,21 @@ def test_the_results_chapter_is_its_session():
     assert re.search(r"^PASS F64_IN_OUT\S+ memcheck .*--kernel=dmma", dmma, re.M)
     assert re.search(r"^PASS F64_IN_OUT\S+ racecheck .*--kernel=dmma", dmma, re.M)
     assert table["db2003f"][2] == passed("h100-2026-11-26-check-dmma-2.txt", "db2003f")
+    def configs_passed(name):   # the (pair, shape, layout) a results file passed, and none failed
+        results = (REPO / f"results/{name}").read_text()
+        assert "FAIL" not in results, name
+        return {(m[1], m[2], m[3]) for m in re.finditer(r"^PASS (\w+)-(\S+)-(\d\d) ", results, re.M)}
+
+    every = {(p["name"], s, f"{ta}{tb}") for p in numbers.gemmlib.registry()["pairs"]
+             for s in p["shapes"] for ta in (0, 1) for tb in (0, 1)}
     final = ["8bit-tf32", "16bit-1", "16bit-2", "f64"]
-    covered = set()
-    for part in final:
-        results = (REPO / f"results/h100-2026-11-26-check-final-{part}-results.txt").read_text()
-        assert "FAIL" not in results
-        covered |= {(m[1], m[2], m[3]) for m in re.finditer(r"^PASS (\w+)-(\S+)-(\d\d) ", results, re.M)}
+    covered = set().union(*(configs_passed(f"h100-2026-11-26-check-final-{part}-results.txt") for part in final))
     assert table["23ee083"][2] == sum(passed(f"h100-2026-11-26-check-final-{part}.txt", "23ee083") for part in final)
     # FP8, then: both pairs in every layout, and four pairs' WMMA kernels again, quickly
     fp8 = (REPO / "results/h100-2026-11-26-check-fp8-results.txt").read_text()
-    assert "FAIL" not in fp8 and re.search(r"^PASS E4M3\S+ memcheck .*--kernel=wgmma", fp8, re.M)
-    covered |= {(m[1], m[2], m[3]) for m in re.finditer(r"^PASS (\w+)-(\S+)-(\d\d) ", fp8, re.M)}
-    # every pair, shape and layout of --describe's
-    assert covered == {(p["name"], s, f"{ta}{tb}") for p in numbers.gemmlib.registry()["pairs"]
-                       for s in p["shapes"] for ta in (0, 1) for tb in (0, 1)}
+    assert re.search(r"^PASS E4M3\S+ memcheck .*--kernel=wgmma", fp8, re.M)
+    covered |= configs_passed("h100-2026-11-26-check-fp8-results.txt")
+    assert covered == every   # every pair, shape and layout of --describe's
     quick = (REPO / "results/h100-2026-11-26-check-fp8-others-quick-results.txt").read_text()
     assert "FAIL" not in quick and {m[1] for m in re.finditer(r"^PASS (\w+)-", quick, re.M)} == {
         "F16_IN_F32_OUT", "TF32_IN_F32_OUT", "I8_IN_I32_OUT", "F64_IN_OUT"}
@@ -897,13 +898,8 @@ def test_the_results_chapter_is_its_session():
                                    + passed("h100-2026-11-26-check-fp8-2.txt", "e9c661d"))
     # the shipped tree, FP8 included: every pair, shape and layout again, in four calls
     shipped = ["8bit-tf32", "16bit-1", "16bit-2", "f64-fp8"]
-    covered = set()
-    for part in shipped:
-        results = (REPO / f"results/h100-2026-11-26-check-shipped-{part}-results.txt").read_text()
-        assert "FAIL" not in results
-        covered |= {(m[1], m[2], m[3]) for m in re.finditer(r"^PASS (\w+)-(\S+)-(\d\d) ", results, re.M)}
-    assert covered == {(p["name"], s, f"{ta}{tb}") for p in numbers.gemmlib.registry()["pairs"]
-                       for s in p["shapes"] for ta in (0, 1) for tb in (0, 1)}
+    assert set().union(*(configs_passed(f"h100-2026-11-26-check-shipped-{part}-results.txt")
+                         for part in shipped)) == every
     assert table["689691d"][2] == sum(passed(f"h100-2026-11-26-check-shipped-{part}.txt", "689691d")
                                       for part in shipped)
     assert "# source: gemm.md at 8a1db5a" in (REPO / numbers.SESSION).read_text()   # 1ff4432's kernels
