@@ -16,11 +16,14 @@ FP8 = [t for t, p in PAIRS.items() if p["in"].startswith("fp8")]
 
 
 def test_the_fp8_pairs_have_only_the_hopper_kernel():
-    assert [PAIRS[t]["in"] for t in FP8] == ["fp8 e4m3", "fp8 e5m2"]
+    assert [PAIRS[t]["in"] for t in FP8] == ["fp8 e4m3", "fp8 e5m2", "fp8 e4m3", "fp8 e4m3"]
     for t in FP8:
         facts = PAIRS[t]
         assert (facts["kernels"], facts["shapes"], facts["tiles"]) == (["wgmma"], ["none"], []), t
         assert facts["acc"] == "float" and facts["in_bytes"] == 1 and facts["k_major"], t
+    # Two sum in float and round into a 16-bit C: C's type is not the accumulator's.
+    assert [(PAIRS[t]["c"], PAIRS[t]["c_bytes"]) for t in FP8] == \
+        [("float", 4), ("float", 4), ("bfloat16", 2), ("half", 2)]
     assert REGISTRY["shape_sides"]["none"] == [16, 16, 16]
 
 

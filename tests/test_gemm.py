@@ -28,7 +28,7 @@ KIND = {"half": "half", "bfloat16": "bf16", "unsigned char": "u8", "signed char"
 # FP8's fraction bits and its smallest normal exponent.
 FP8 = {"e4m3": (3, -6), "e5m2": (2, -14)}
 INPUT_KIND = {t: KIND[PAIRS[t]["in"]] for t in TYPES}
-OUTPUT_KIND = {t: KIND[PAIRS[t]["acc"]] for t in TYPES}
+OUTPUT_KIND = {t: KIND[PAIRS[t]["c"]] for t in TYPES}
 TF32_PAIRS = {t for t in TYPES if PAIRS[t]["in"] == "float (as tf32)"}
 # The range gemm.md draws 8-bit inputs from (small enough that K products fit an int).
 INT_RANGE = {"u8": (0, 63), "i8": (-32, 31)}
@@ -242,6 +242,8 @@ def tolerance(type_pair, want, magnitude, K):
         return np.zeros_like(want)
     if kind == "half":
         return 2.0**-11 * np.abs(want) * (1 + 2.0**-20) + 2.0**-25 + summing
+    if kind == "bf16":
+        return 2.0**-8 * np.abs(want) * (1 + 2.0**-20) + 2.0**-134 + summing
     if kind == "float":
         return 2.0**-24 * np.abs(want) * (1 + 2.0**-20) + 2.0**-150 + summing
     return summing + 2.0**-1074

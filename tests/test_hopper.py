@@ -447,7 +447,9 @@ def test_the_variant_with_lean_steps_makes_each_descriptor_once(tmp_path):
 @pytest.mark.parametrize("pair, form", [("I8_IN_I32_OUT", "k32.s32.s8.s8"), ("U8_IN_I32_OUT", "k32.s32.u8.u8"),
                                         ("TF32_IN_F32_OUT", "k8.f32.tf32.tf32"),
                                         ("E4M3_IN_F32_OUT", "k32.f32.e4m3.e4m3"),
-                                        ("E5M2_IN_F32_OUT", "k32.f32.e5m2.e5m2")])
+                                        ("E5M2_IN_F32_OUT", "k32.f32.e5m2.e5m2"),
+                                        ("E4M3_IN_BF16_OUT", "k32.f32.e4m3.e4m3"),
+                                        ("E4M3_IN_F16_OUT", "k32.f32.e4m3.e4m3")])
 def test_the_8bit_and_tf32_pairs_have_their_own_wgmma(gemm_cu, tmp_path, pair, form):
     """Each width's kernel multiplies with the pair's own form of wgmma, four per step of 128
     bytes, and ptxas gives each the registers it needs without spilling. In TN, where both
@@ -467,3 +469,26 @@ def test_the_8bit_and_tf32_pairs_have_their_own_wgmma(gemm_cu, tmp_path, pair, f
     functions = hopper_spills(report)
     assert len(functions) == len(widths) and all(st == ld == "0" for _, st, ld in functions), functions
 
+
+
+@pytest.mark.parametrize("pair, c", [("E4M3_IN_F32_OUT", None), ("E4M3_IN_BF16_OUT", "bf16"),
+                                     ("E4M3_IN_F16_OUT", "f16")])
+def test_a_16bit_c_is_rounded_from_float_sums(gemm_cu, tmp_path, pair, c):
+    """Where C's type is not the accumulator's (FP8 into bf16 or half), each width's kernel
+    reads C as 16-bit values and rounds its float sums into them, while a slice of K goes into
+    the workspace in float; split K's second kernel rounds the sum of the slices the same way.
+    With a float C nothing is rounded."""
+    defines = config_defines(pair, None, 0, 1)
+    ptx = tmp_path / "c.ptx"
+    assert gemmlib.nvcc(gemm_cu, ptx, defines, gpu=HOPPER, mode="ptx").returncode == 0
+    sums = re.split(r"(?m)^(?:\.visible\s+)?\.entry\s+", ptx.read_text())
+    sums = [e for e in sums if re.match(r"_Z\d+sum_hopper_slices", e)]
+    widths = kernels_by_width(ptx)
+    assert sums and sorted(widths) == sorted(gemmlib.registry()["hopper_widths"])
+    for kernel in list(widths.values()) + sums:
+        rounded = re.findall(r"cvt\.rn\.(bf16|f16)(?:x2)?\.f32", kernel)
+        widened = re.findall(r"cvt\.f32\.(bf16|f16)\b", kernel)
+        if c is None:
+            assert not rounded and not widened
+        else:
+            assert rounded and set(rounded) == {c} and set(widened) == {c}
