@@ -57,5 +57,6 @@ for pair in "$@"; do
 done
 [ $status -eq 0 ] || exit $status
 pairs=$(IFS=,; echo "$*")
-python3 scripts/check_gpu.py --only "$pairs" --out "$OUT" 2>&1 | tee "$OUT/check.txt"
+{ cat "$OUT/gpu-new-pairs.txt"; python3 scripts/check_gpu.py --only "$pairs" --out "$OUT" 2>&1; } |
+    tee "$OUT/check.txt"
 exit "${PIPESTATUS[0]}"
