@@ -80,7 +80,7 @@ def test_the_error_bound_paragraph_is_its_numbers():
     assert f"the worst error was {worst:.2f} of its bound" in text
     run = (REPO / "results/h100-2026-11-26-fp8-E4M3_IN_F32_OUT-01-8192.txt").read_text()
     assert "0 outside the bound; worst difference 0 (0 of its bound)" in run
-    assert "the kernel's result equals cuBLAS's (with its fast accumulation) bit for bit" in text
+    assert "the kernel's result equals cuBLAS's (with its fast accumulation, Appendix C) bit for bit" in text
     # FP8 into a 16-bit C: its own check's worst ratio, where, and the 8192^3 runs in TN
     check = (REPO / "results/h100-2026-11-26-check-fp8-c16.txt").read_text()
     ratios = [(float(r), size) for size, r in re.findall(r"-\d\d\.(\w+)\.full\S*: \S+ \(([\d.e-]+) of its bound\)", check)]
