@@ -931,7 +931,7 @@ def test_the_spread_of_cublas_across_sessions_is_the_tables_spread():
               and r["M"] == r["N"] == r["K"] == 8192 and r.get("result") != "FAIL"]
     low, high = min(speeds), max(speeds)
     phrase = f"between {low:.0f} and {high:.0f} eTOPS across the sessions behind this post's tables, " \
-             f"{100 * (high / low - 1):.0f} % apart"
+             f"{100 * (high / low - 1):.1f} % apart"
     assert phrase in PROSE, phrase
 
 
