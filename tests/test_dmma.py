@@ -18,17 +18,17 @@ def dmma_kernels(gemm_cu, tmp_path, ta, tb, target, verbose=False):
     """({mangled name: PTX} of the double kernels, ptxas's report) of the double build."""
     ptx = tmp_path / f"f64-{ta}{tb}-{target}.ptx"
     defines = config_defines("F64_IN_OUT", None, ta, tb)
-    result = gemmlib.nvcc(gemm_cu, ptx, defines, gpu=target, mode="ptx")
+    report = ""
+    if verbose:   # one compile: the cubin, with its PTX kept beside it
+        result = gemmlib.nvcc(gemm_cu, ptx.with_suffix(".cubin"), defines + ["-Xptxas", "-v"],
+                              gpu=target, mode="cubin")
+        report = result.stderr
+    else:
+        result = gemmlib.nvcc(gemm_cu, ptx, defines, gpu=target, mode="ptx")
     assert result.returncode == 0, result.stderr
     parts = re.split(r"(?m)^(?:\.visible\s+)?\.entry\s+", ptx.read_text())[1:]
     parts = [re.sub(r"(?m)^\s*// \.globl.*$", "", p) for p in parts]   # the next entry's name
     kernels = {re.match(r"\w+", p)[0]: p for p in parts if re.match(r"_Z\w*gemm_tiled\w*Dmma", p)}
-    report = ""
-    if verbose:
-        cubin = gemmlib.nvcc(gemm_cu, tmp_path / "f64.cubin", defines + ["-Xptxas", "-v"],
-                             gpu=target, mode="cubin")
-        assert cubin.returncode == 0, cubin.stderr
-        report = cubin.stderr
     return kernels, report
 
 
