@@ -38,7 +38,7 @@ import sweep  # noqa: E402
 import worklog  # noqa: E402
 
 REPO = sweep.REPO
-SESSION = "results/nvidia-h100-80gb-hbm3-2026-11-26-3.csv"         # the results chapter: one session
+SESSION = "results/nvidia-h100-80gb-hbm3-2026-11-26-4.csv"         # the results chapter: one session
 SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-23-2.csv"          # the sweep before the Hopper kernel
 JETSON_DAY_SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-22.csv"  # the day GEMM on Jetson was run
 JETSON = "results/gemm-on-jetson-h100-2026-11-22.csv"
