@@ -19,6 +19,10 @@ if [ "${1:-}" = "--base" ]; then
     shift 2
 fi
 [ $# -ge 1 ] || { echo "$usage" >&2; exit 2; }
+if [ -z "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null)" ]; then
+    echo "new_pairs: no GPU (nvidia-smi lists none): run it on a machine with one" >&2
+    exit 1
+fi
 OUT=${OUT:-build/new-pairs}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1

@@ -467,7 +467,6 @@ def test_the_8bit_and_tf32_pairs_have_their_own_wgmma(gemm_cu, tmp_path, pair, f
     assert len(functions) == len(widths) and all(st == ld == "0" for _, st, ld in functions), functions
 
 
-
 @pytest.mark.parametrize("pair, c", [("E4M3_IN_F32_OUT", None), ("E4M3_IN_BF16_OUT", "bf16"),
                                      ("E4M3_IN_F16_OUT", "f16")])
 def test_a_16bit_c_is_rounded_from_float_sums(gemm_cu, tmp_path, pair, c):

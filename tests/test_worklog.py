@@ -501,6 +501,8 @@ def test_worklog_run_without_a_gpu_names_itself(tmp_path):
     (["python3", "scripts/check_gpu.py", "--part", "3/2"], 1, "check_gpu: --part 3/2: give I/N"),
     (["bash", "scripts/gpu_session.sh"], 2, "usage"),
     (["bash", "scripts/gpu_session.sh", "tiles"], 2, "no piece called 'tiles'"),
+    (["bash", "scripts/new_pairs_gpu.sh"], 2, "usage"),
+    (["bash", "scripts/new_pairs_gpu.sh", "E4M3_IN_BF16_OUT"], 1, "new_pairs: no GPU"),
 ])
 def test_gpu_scripts_without_a_gpu_or_arguments_say_so(tmp_path, command, status, words):
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
