@@ -35,12 +35,8 @@ case $args in
     *" --part "*) part=${args#* --part }; log=$piece-${part%%/*} ;;
 esac
 export PYTHONUNBUFFERED=1
-{
-    nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv 2>&1
-    nvcc --version | tail -n 1
-    date -u '+%Y-%m-%d %H:%M UTC'
-    [ -f COMMIT ] && cat COMMIT
-} > "$OUT/gpu-$log.txt"
+. scripts/gpu_header.sh
+gpu_header > "$OUT/gpu-$log.txt"
 cat "$OUT/gpu-$log.txt"
 case $piece in
     check)   cmd=(python3 scripts/check_gpu.py --out "$OUT" "$@") ;;

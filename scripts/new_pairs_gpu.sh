@@ -26,12 +26,8 @@ fi
 OUT=${OUT:-build/new-pairs}
 mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1
-{
-    nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv 2>&1
-    nvcc --version | tail -n 1
-    date -u '+%Y-%m-%d %H:%M UTC'
-    [ -f COMMIT ] && cat COMMIT
-} | tee "$OUT/gpu-new-pairs.txt"
+. scripts/gpu_header.sh
+gpu_header | tee "$OUT/gpu-new-pairs.txt"
 status=0
 
 at_8192() {   # PAIR TRANSPOSE_B: built as a user builds it (make), run, its report kept
