@@ -85,8 +85,8 @@ def sanitizer_runs(described, configs, cc, quick, hopper=None):
     """(tool, configuration, size, options) of the sanitizer runs, counted like the others.
 
     memcheck checks every access of every kernel, racecheck the tiled kernel's shared
-    memory (and the double kernel's, the same kernel with mma.sync, on sm_90 and later) where
-    the pair has them. Each
+    memory (and the double kernel's, the same kernel with mma.sync, where the GPU runs it:
+    --describe's cc and min_cc say) where the pair has them. Each
     pair runs with each of its shapes (with --quick its first only), the layouts taken in turn,
     so that every shape, 8 elements wide ones included, is checked in some layout; and the Hopper kernel, where the GPU runs it, with memcheck, for each pair it takes
     (`hopper`, by default those --describe lists it for), in the turn's layout where that is
@@ -108,11 +108,11 @@ def sanitizer_runs(described, configs, cc, quick, hopper=None):
                          ("racecheck", config, ODD, ["--kernel=tiled", "--tile=all", "--cublas=off"])]
                 if not quick and i == 0:
                     plan.append(("racecheck", config, WIDE, ["--kernel=tiled", "--tile=all", "--cublas=off"]))
-                if int(cc) >= 90 and "dmma" in pair["kernels"]:   # the tiled kernel with mma.sync
+                if "dmma" in pair["kernels"] and gemmlib.runs_on("dmma", cc, described):
                     plan += [("memcheck", config, ODD, ["--kernel=dmma", "--split-k=3", "--cublas=off"]),
                              ("racecheck", config, ODD, ["--kernel=dmma", "--tile=all", "--cublas=off"])]
             checked = [c for c in configs if c[:2] == config[:2]]
-            if cc == "90" and pair["name"] in hopper and checked:
+            if pair["name"] in hopper and checked and gemmlib.runs_on("wgmma", cc, described):
                 at = config if config in checked else checked[0]
                 plan += [("memcheck", at, size, ["--kernel=wgmma", "--cublas=off"]) for size in (ODD, WIDE)]
                 plan.append(("memcheck", at, ODD, ["--kernel=wgmma", "--split-k=3", "--cublas=off"]))
@@ -265,7 +265,7 @@ def main(argv=None):
             results += pool.map(lambda r: sanitize(*r),
                                 sanitizer_runs(described, configs, cc, args.quick, hopper))
         taken = [c for c in configs if c[0] in hopper]
-        if cc == "90" and taken:
+        if taken and gemmlib.runs_on("wgmma", cc, described):
             notes = hopper_notes(taken[0])
             (BUILD / "sanitizer-notes.txt").write_text("\n".join(notes) + "\n", encoding="utf-8")
             print("\n".join(notes))

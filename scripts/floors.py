@@ -193,9 +193,9 @@ def report(paths, into=None):
 
 def run(args):
     gpu, cc, driver = gemmlib.find_gpu("floors.py")
-    if cc != "90":
-        raise SystemExit(f"floors.py: {gpu} is not a Hopper GPU (compute capability {cc})")
     described = gemmlib.registry()
+    if not gemmlib.runs_on("wgmma", cc, described):
+        raise SystemExit(f"floors.py: the Hopper kernel does not run on {gpu} (compute capability {cc})")
     layouts = described["layouts"]
     BUILD.mkdir(parents=True, exist_ok=True)
     source = gemmlib.tangle(BUILD / "gemm.cu")

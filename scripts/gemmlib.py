@@ -5,13 +5,14 @@ Everything that builds gemm.md for a script or a test goes through here:
     tangle(out, changes)            gemm.md (with worklog/ change files) -> a .cu file
     defines(pair, shape, ta, tb)    the -D options, spelled as the Makefile spells them
     target(gpu)                     nvcc's target for a GPU (Hopper as sm_90a)
+    runs_on(kernel, cc)             whether a kernel runs on a GPU, from --describe
     nvcc(source, out, defines, gpu) compile: an executable, a cubin with its PTX, or PTX
     registry()                      what ./gemm --describe says, from a quick PTX-only build
     run(exe, args), parse_csv(text) run ./gemm, read --csv rows by column name
     find_gpu()                      the GPU in this machine, from nvidia-smi
 
-The lists of type pairs, shapes, layouts, kernels, tiles, GPUs and CSV columns
-come from ./gemm --describe (`registry()`), never from a copy kept here.
+The lists of type pairs, shapes, layouts, kernels (and the GPUs each runs on), tiles, GPUs
+and CSV columns come from ./gemm --describe (`registry()`), never from a copy kept here.
 """
 
 import csv
@@ -34,14 +35,16 @@ TIMEOUT = 900
 def target(gpu):
     """nvcc's target options for `gpu`: a compute capability of the GPU to run on ("90", 90,
     "9.0"), or a target named as is ("sm_80", "sm_90", "sm_90a", "compute_90": PTX only).
-    A Hopper GPU gets sm_90a, whose code has the Hopper kernel's wgmma and setmaxnreg.
-    sm_90a is spelled with -gencode, as in the Makefile, because -arch=sm_90a would also
-    run a plain sm_90 pass that rejects them."""
+    A GPU that a kernel runs on alone (its `cc` in --describe: the Hopper kernel's) gets the
+    target of that GPU's own features, sm_90a on Hopper, whose code has wgmma and setmaxnreg.
+    Such a target is spelled with -gencode, as in the Makefile, because -arch=sm_90a would
+    also run a plain sm_90 pass that rejects them."""
     text = str(gpu).replace(".", "")
     if text.isdigit():
-        text = "sm_90a" if text == "90" else f"sm_{text}"
-    if text == "sm_90a":
-        return ["-gencode", "arch=compute_90a,code=sm_90a"]
+        only = {k["cc"] for k in registry()["kernels"] if k["cc"]}
+        text = f"sm_{text}a" if int(text) in only else f"sm_{text}"
+    if re.fullmatch(r"sm_\d+a", text):
+        return ["-gencode", f"arch=compute_{text[3:]},code={text}"]
     if text.startswith("compute_"):
         return ["-gencode", f"arch={text},code={text}"]
     if not re.fullmatch(r"sm_\d+a?", text):
@@ -159,6 +162,22 @@ def registry(folder=None, changes=()):
     saved.write_text(json.dumps(described), encoding="utf-8")
     _REGISTRY[key] = described
     return described
+
+
+def kernel(name, described=None):
+    """The entry of --describe for the kernel called `name`."""
+    found = [k for k in (described or registry())["kernels"] if k["name"] == name]
+    if not found:
+        raise SystemExit(f"./gemm --describe lists no kernel called {name}")
+    return found[0]
+
+
+def runs_on(name, cc, described=None):
+    """Whether the kernel called `name` runs on a GPU of compute capability `cc` ("90", 90,
+    "9.0"), as --describe says: on its one `cc` where it has one, else from its `min_cc` on
+    (as gemm.md's runs_on reads them)."""
+    k, cc = kernel(name, described), int(str(cc).replace(".", ""))
+    return cc == k["cc"] if k["cc"] else cc >= k["min_cc"]
 
 
 def hopper_pairs(described=None, native=False):
