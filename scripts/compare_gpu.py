@@ -7,6 +7,7 @@
     python3 scripts/compare_gpu.py --new-change hopper-spread-c ...     gemm.md with a change file
     python3 scripts/compare_gpu.py --base-change hopper-batched-stores --sizes 4096,3000
     python3 scripts/compare_gpu.py --new-flags=-DGROUP_M=16 ...          a setting changed at build time
+    python3 scripts/compare_gpu.py ... --also="--kernel=all --repeat 20" --also="769x4751x2100 --verify=full"
 
 Builds OLD.md and NEW.md (gemm.md unless given) (through gemmlib, for the GPU present) for every type pair
 that has the kernel (./gemm --describe), then runs both, alternately, `--rounds` times
@@ -19,11 +20,19 @@ change file of worklog/, and with --base-change the base build is the document w
 earlier step, rebuilt); --base-flags and --new-flags add nvcc options (a setting, -DNAME=VALUE) to
 one build. The base document is the new one unless given. A size is N (N x N x N)
 or MxNxK.
+
+Each --also ARGS is one more run of the new build after the comparison, for each pair and
+layout: ./gemm with ARGS and --csv at each size, or, where ARGS begin with a size, at that one
+only (the split of a part-full last wave: --also="--kernel=wgmma --split-k=1 --repeat 20" against
+the choice, --also="--kernel=all --repeat 20" for every kernel at each size). Its rows go to
+--out too, `compared` being "new ARGS"; a run that fails its check counts as a failure.
 """
 
 import argparse
 import os
+import re
 import statistics
+import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -42,7 +51,7 @@ def build(tag, pair, layout, gpu, folder, layouts, flags=()):
     return exe
 
 
-def main():
+def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[1])
     parser.add_argument("--base", type=Path, help="the document to compare with (default: --new)")
     parser.add_argument("--new", type=Path, default=gemmlib.REPO / "gemm.md",
@@ -64,7 +73,10 @@ def main():
                         help="a change file (a path, or a name in worklog/) for the new build")
     parser.add_argument("--base-change", action="append", default=[], metavar="FILE",
                         help="a change file for the base build: an earlier step, rebuilt")
-    args = parser.parse_args()
+    parser.add_argument("--also", action="append", default=[], metavar="ARGS",
+                        help="one more run of the new build, ./gemm with ARGS, at each size or a size "
+                             "ARGS begin with")
+    args = parser.parse_args(argv)
     if args.base is None and not (args.base_args or args.new_args or args.new_change or args.base_change
                                   or args.base_flags or args.new_flags):
         parser.error("give --base, --new-change, --base-change, --base-flags or --new-flags, or "
@@ -118,6 +130,13 @@ def main():
                     b, n = statistics.median(share["base"]), statistics.median(share["new"])
                     print(f"{pair:16} {layout:6} {size:>14} {100 * b:11.1f}% {100 * n:10.1f}% "
                           f"{100 * n / b:8.1f}%", flush=True)
+    for pair, layout, also in [(p, l, a) for p in pairs for l in chosen for a in args.also]:
+        for size, words in also_runs(also, args.sizes):
+            found, failure = run_also(builds[("new", pair, layout)], size, words, header, args.timeout)
+            rows += [dict(r, compared=f"new {also}") for r in found]
+            failed |= failure is not None
+            print(f"{'FAIL' if failure else 'done'} new {pair} {layout} {size} {also}"
+                  + (f": {failure}" if failure else f", {len(found)} rows"), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if rows:
         columns = ["compared"] + [c for c in rows[0] if c != "compared"]
@@ -130,6 +149,27 @@ def main():
                 f.write(",".join('"' + str(r[c]) + '"' if "," in str(r[c]) or " " in str(r[c])
                                  else str(r[c]) for c in columns) + "\n")
     return 1 if failed else 0
+
+
+def also_runs(extra, sizes):
+    """[(size, ./gemm's other arguments)] of one --also: at each of `sizes`, or at the size
+    the arguments begin with."""
+    words = extra.split()
+    if words and re.fullmatch(r"\d+(x\d+x\d+)?", words[0]):
+        return [(words[0], words[1:])]
+    return [(size, words) for size in sizes.split(",")]
+
+
+def run_also(exe, size, words, header, timeout):
+    """One --also run: (its CSV rows, why it failed or None)."""
+    try:
+        result = gemmlib.run(exe, [*(size.split("x") if "x" in size else [size] * 3), *words, "--csv"],
+                             timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return [], f"no answer in {timeout} s"
+    found = gemmlib.parse_csv(result.stdout, header) if result.returncode in (0, 1) else []
+    return found, (None if result.returncode == 0 else
+                   f"exit {result.returncode}: {result.stderr.strip()[-300:]}")
 
 
 if __name__ == "__main__":

@@ -8,23 +8,23 @@
 #                                         every step of the worklog at 8192^3 (worklog.py run)
 #   bash scripts/gpu_session.sh parts     the measurement builds of the shipped kernel
 #   bash scripts/gpu_session.sh sweep     the sweep's measurements (sweep.py run; report elsewhere)
-#   bash scripts/gpu_session.sh widths    the Hopper kernel's tile widths (hopper_widths.py)
+#   bash scripts/gpu_session.sh choices [ARGS]
+#                                         the Hopper kernel's widths and splits (choices_gpu.py)
 #   bash scripts/gpu_session.sh floors --part I/N
 #                                         the Hopper kernel against its floors (floors.py run)
-#   bash scripts/gpu_session.sh last-wave [--base-change FILE] [SIZES]
-#                                         the split last wave against an earlier step
-#                                         (last_wave_gpu.sh; by default step H7)
+#   bash scripts/gpu_session.sh compare ARGS
+#                                         a build against another, taking turns (compare_gpu.py)
 #
 # Each piece first prints the GPU, its clocks and the commit, so that the
 # logs say where and on what they were measured. The scripts it runs find the
 # GPU, and say so in one line when there is none.
 set -u
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { echo "usage: bash scripts/gpu_session.sh check|worklog|parts|sweep|widths|floors|last-wave [ARGS]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bash scripts/gpu_session.sh check|worklog|parts|sweep|choices|floors|compare [ARGS]" >&2; exit 2; }
 piece=$1
 shift
 case $piece in
-    check|worklog|parts|sweep|widths|floors|last-wave) ;;
+    check|worklog|parts|sweep|choices|floors|compare) ;;
     *) echo "gpu_session: no piece called '$piece'" >&2; exit 2 ;;
 esac
 OUT=${OUT:-build/session}
@@ -43,9 +43,9 @@ case $piece in
     worklog) cmd=(python3 scripts/worklog.py run "$@" --out "$OUT") ;;
     parts)   cmd=(python3 scripts/worklog.py run --no-steps --parts all --out "$OUT") ;;
     sweep)   cmd=(python3 scripts/sweep.py run "$@" --out "$OUT") ;;
-    widths)  cmd=(python3 scripts/hopper_widths.py "$@" --out "$OUT") ;;
+    choices) cmd=(python3 scripts/choices_gpu.py "$@" --out "$OUT/choices.csv") ;;
     floors)  cmd=(python3 scripts/floors.py run "$@" --out "$OUT") ;;
-    last-wave) cmd=(env OUT="$OUT" bash scripts/last_wave_gpu.sh "$@") ;;
+    compare) cmd=(python3 scripts/compare_gpu.py "$@" --out "$OUT/compare.csv") ;;
 esac
 "${cmd[@]}" 2>&1 | tee "$OUT/$log.txt"
 exit "${PIPESTATUS[0]}"

@@ -26,6 +26,10 @@ while [ "${1:-}" = "--change" ]; do
 done
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(8192 3000)
+if [ -z "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null)" ]; then
+    echo "profile_gpu: no GPU (nvidia-smi lists none): run it on a machine with one" >&2
+    exit 1
+fi
 command -v ncu > /dev/null || { echo "profile_gpu: no ncu (Nsight Compute) on this machine" >&2; exit 3; }
 build=build/profile-gemm
 python3 - "$build" "$changes" <<'PY' || exit 1

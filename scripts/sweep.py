@@ -46,7 +46,7 @@ TYPES = [p["name"] for p in sorted(gemmlib.registry()["pairs"], key=lambda p: p[
 DEFAULT_SIZES = sorted([256, 512, 1024, 2048, 4096, 8192, 16384, 1000, 3000, 10000])
 QUICK_SIZES = [256, 1024, 4096]
 # The shapes (M, N, K) of language models' layers, and an odd neighbour of the first: what
-# scripts/layer_shapes_gpu.sh times, and hopper_widths.py the first two of.
+# floors.py times among its problems.
 LAYER_SHAPES = [(4096, 11008, 4096), (4096, 4096, 11008), (16384, 4096, 4096), (8192, 28672, 8192),
                 (4095, 11007, 4097)]
 

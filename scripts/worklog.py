@@ -4,6 +4,7 @@
     python3 scripts/worklog.py run [--types T1,T2] [--size 8192] [--explore T1,T2|all] [--parts T1,T2|all]
                                    [--hopper] [--no-steps] [--layout TN] [--out results]
     python3 scripts/worklog.py table results/X-worklog.csv [--into gemm.md]
+    python3 scripts/worklog.py excerpts [--into gemm.md]
 
 `run` needs an NVIDIA GPU and the CUDA toolkit. For each type pair it builds
 one binary per step below, all in the layout TN (A plain, B transposed: the one
@@ -32,10 +33,20 @@ those files.
 and type pair, with cuBLAS and the ceiling) and with --into replaces the
 table between the markers <!-- worklog:begin --> and <!-- worklog:end --> of
 that file. It uses only the standard library.
+
+`excerpts` shows the steps' code changes in the post as diffs made from the
+code itself. Each step whose code changed has its code kept whole: the
+earlier version in a change file of worklog/, the later one in gemm.md or in
+the next change file. For each entry of EXCERPTS it takes the named fragment
+from both places and writes a unified diff of the two between the markers
+<!-- excerpt:NAME:begin --> and <!-- excerpt:NAME:end --> of the post (with
+--into; else it prints them), so the excerpts are never typed by hand and
+always show the code that builds. Standard library only.
 """
 
 import argparse
 import datetime
+import difflib
 import os
 import re
 import shlex
@@ -46,7 +57,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 import gemmlib  # noqa: E402  (builds and runs; the lists of pairs and layouts)
+import tangle  # noqa: E402  (the fragments that `excerpts` compares)
 import sweep  # noqa: E402  (the same GPU detection, CSV reading and number format)
 
 REPO = sweep.REPO
@@ -707,6 +720,44 @@ def run(args):
     return 1 if failed else 0
 
 
+# The post's diffs (`excerpts`), name: (fragment, where it was before, where it is after). A
+# place is gemm.md or a change file.
+EXCERPTS = {
+    "step3": ("The main loop", "worklog/one-stage.md", "worklog/loads-then-multiplies.md"),
+    "step3-copy": ("Copying 16 bytes", "worklog/one-stage.md", "gemm.md"),
+    "step5": ("Applying the epilogue", "worklog/direct-epilogue.md", "gemm.md"),
+    "step7": ("Loading a fragment from shared memory", "worklog/compilers-load.md", "gemm.md"),
+    "step11": ("The main loop", "worklog/loads-then-multiplies.md", "gemm.md"),
+}
+
+
+def fragment(path, name):
+    """The lines of the named fragment in a Markdown file, its continuations joined."""
+    problems = []
+    pieces = tangle.read_chunks((REPO / path).read_text(encoding="utf-8"), path, problems)
+    lines = [line for chunk, _, _, body in pieces if chunk == name for line in body]
+    if not lines:
+        raise ValueError(f"{path} has no fragment <<{name}>>")
+    return lines
+
+
+def excerpt(name):
+    """The diff of one entry of EXCERPTS, as a fenced block."""
+    chunk, before, after = EXCERPTS[name]
+    diff = difflib.unified_diff(fragment(before, chunk), fragment(after, chunk),
+                                f"{before}: <<{chunk}>>", f"{after}: <<{chunk}>>", n=2, lineterm="")
+    return "```diff\n" + "\n".join(diff) + "\n```\n"
+
+
+def excerpts(args):
+    try:
+        made = {f"excerpt:{name}": excerpt(name) for name in EXCERPTS}
+    except (OSError, ValueError) as error:
+        print(f"worklog.py: error: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
+        return 1
+    return fill_markers("worklog.py", made, args.into, "excerpts")
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -733,9 +784,13 @@ def main(argv=None):
     t.add_argument("--into", help="replace the table between the worklog markers of this file")
     t.add_argument("--tables", type=lambda text: text.split(","), default=None,
                    help=f"with --into, only these tables (comma-separated: {', '.join(TABLES)})")
+    e = sub.add_parser("excerpts", help="the diffs of the steps' code, made from the code")
+    e.add_argument("--into", help="replace the excerpts between their markers in this file")
     args = parser.parse_args(argv)
     if args.command == "run":
         return run(args)
+    if args.command == "excerpts":
+        return excerpts(args)
     try:
         return table(args)
     except (OSError, ValueError, KeyError) as error:

@@ -1,8 +1,10 @@
 """scripts/choices_gpu.py without a GPU: a stand-in for ./gemm answers as the real one does
-(a CSV line for the Hopper kernel and one for cuBLAS, exit status 2 for a width it refuses), so
-that what the script measures, leaves out, prints and writes can be checked."""
+(a CSV line for the Hopper kernel and one for cuBLAS, one for the tiled kernel with
+--kernel=all, exit status 2 for a width it refuses), so that what the script measures, leaves
+out, checks, prints and writes can be checked."""
 
 import csv
+import os
 import sys
 from pathlib import Path
 
@@ -36,6 +38,8 @@ if width == 192:
 speed = {{64: 80, 128: 70, 256: 50}}[width] / split
 m, n, k = args[:3]
 print(f"PAIR,{{m}},{{n}},{{k}},wgmma,{{speed}},PASS,128x{{width}}x64,{{split}}")
+if "--kernel=all" in args:
+    print(f"PAIR,{{m}},{{n}},{{k}},tiled,60,PASS,128x256x64,1")
 print(f"PAIR,{{m}},{{n}},{{k}},cublas,100,PASS,,")
 '''
 
@@ -54,6 +58,12 @@ def stand_in(tmp_path, monkeypatch):
         return type("Built", (), {"returncode": 0, "stderr": ""})()
     monkeypatch.setattr(gemmlib, "find_gpu", lambda prog: ("Test GPU", "90", "1"))
     monkeypatch.setattr(gemmlib, "nvcc", build)
+    # compute-sanitizer that runs the program it is given, and notes each run
+    sanitizer = tmp_path / "bin" / "compute-sanitizer"
+    sanitizer.parent.mkdir()
+    sanitizer.write_text(f'#!/bin/sh\necho "$*" >> {tmp_path}/sanitized\nshift 4\nexec "$@"\n')
+    sanitizer.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{sanitizer.parent}:{os.environ['PATH']}")
     return tmp_path
 
 
@@ -103,3 +113,55 @@ def test_a_pair_whose_operands_are_turned(stand_in, capsys):
                     "--rounds", "1", "--out", str(stand_in / f"{layout}.csv")]
         assert choices_gpu.main() == 0
         assert f"I8_IN_I32_OUT {layout} 512: own 80% (80)" in capsys.readouterr().out
+
+
+def test_the_widths_against_each_other_with_every_kernel(stand_in, capsys):
+    """--splits own forces the width alone; --all-kernels runs the own choice with every kernel,
+    the tiled kernel's share printed beside it."""
+    out = stand_in / "widths.csv"
+    sys.argv = ["choices_gpu.py", "--splits", "own", "--widths", "128,256", "--all-kernels", "--sizes",
+                "4096x11008x4096", "--only", "F16_IN_OUT:TN", "--rounds", "1", "--out", str(out)]
+    assert choices_gpu.main() == 0
+    line = [l for l in capsys.readouterr().out.splitlines() if l.startswith("F16_IN_OUT TN 4096x11008x4096:")][0]
+    assert line.startswith("F16_IN_OUT TN 4096x11008x4096: own 80% (80), 128/own 70% (70), 256/own 50% (50)")
+    assert line.endswith("; tiled kernel 60%")
+    rows = list(csv.DictReader(out.open()))
+    assert [(r["choice"], r["impl"]) for r in rows] == [
+        ("own", "wgmma"), ("own", "tiled"), ("own", "cublas"),
+        ("128/own", "wgmma"), ("128/own", "cublas"), ("256/own", "wgmma"), ("256/own", "cublas")]
+    assert {r["slices"] for r in rows if r["impl"] == "wgmma"} == {"1"}    # no --split-k forced
+
+
+def test_the_check_of_every_width(stand_in, capsys):
+    """--check times nothing: each width at the awkward sizes, fully verified, and memcheck at
+    the last size the width takes; a width ./gemm refuses is left out."""
+    sys.argv = ["choices_gpu.py", "--check", "--only", "BF16_IN_F32_OUT:NN"]
+    assert choices_gpu.main() == 0
+    printed = capsys.readouterr().out.splitlines()
+    widths = [w for w in gemmlib.registry()["hopper_widths"] if w != 192]
+    passed = [l for l in printed if l.startswith("PASS BF16_IN_F32_OUT NN width")]
+    assert len(passed) == len(widths) * (len(choices_gpu.CHECK_SIZES) + 1) and printed[-1] == "0 failed"
+    assert not any(" width 192 " in l for l in printed)
+    sanitized = (stand_in / "sanitized").read_text().splitlines()
+    assert len(sanitized) == len(widths)
+    assert all(l.startswith("--tool memcheck") and "300 3000 200" in l and "--verify=full" in l for l in sanitized)
+
+
+def test_the_check_by_default_takes_the_16_bit_pairs_in_every_layout(stand_in, monkeypatch, capsys):
+    built, nvcc = [], gemmlib.nvcc
+    monkeypatch.setattr(gemmlib, "nvcc", lambda source, exe, flags, gpu, **options:
+                        built.append(Path(exe).name) or nvcc(source, exe, flags, gpu, **options))
+    sys.argv = ["choices_gpu.py", "--check"]
+    assert choices_gpu.main() == 0
+    assert capsys.readouterr().out.endswith("0 failed\n")
+    layouts = gemmlib.registry()["layouts"]
+    assert built == [f"check-{p}-{l}" for p in gemmlib.hopper_pairs(native=True) for l in layouts]
+
+
+def test_a_gpu_without_the_hopper_kernel_is_refused(stand_in, monkeypatch):
+    """Which GPU runs the Hopper kernel is --describe's word (its cc), not the script's."""
+    monkeypatch.setattr(gemmlib, "find_gpu", lambda prog: ("Older GPU", "80", "1"))
+    sys.argv = ["choices_gpu.py", "--only", "F16_IN_F32_OUT:TN"]
+    with pytest.raises(SystemExit) as stop:
+        choices_gpu.main()
+    assert "the Hopper kernel does not run on Older GPU" in str(stop.value.code)

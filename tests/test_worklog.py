@@ -496,19 +496,44 @@ def test_worklog_run_without_a_gpu_names_itself(tmp_path):
     assert result.stderr.startswith("worklog.py: no GPU") and "sweep.py" not in result.stderr
 
 
-@pytest.mark.parametrize("command, status, words", [
+# Every script of scripts/ that needs a GPU, run where there is none or with a bad command line.
+GPU_COMMANDS = [
     (["python3", "scripts/check_gpu.py"], 1, "check_gpu: no GPU"),
     (["python3", "scripts/check_gpu.py", "--part", "3/2"], 1, "check_gpu: --part 3/2: give I/N"),
     (["bash", "scripts/gpu_session.sh"], 2, "usage"),
     (["bash", "scripts/gpu_session.sh", "tiles"], 2, "no piece called 'tiles'"),
-    (["bash", "scripts/new_pairs_gpu.sh"], 2, "usage"),
-    (["bash", "scripts/new_pairs_gpu.sh", "E4M3_IN_BF16_OUT"], 1, "new_pairs: no GPU"),
-])
+    (["python3", "scripts/candidate_gpu.py"], 2, "candidate_gpu: give --change FILE"),
+    (["python3", "scripts/candidate_gpu.py", "--pairs", "F16_IN_OUT", "--base", "x.md"], 2,
+     "candidate_gpu: give one of"),
+    (["python3", "scripts/candidate_gpu.py", "--pairs", "E4M3_IN_BF16_OUT"], 1, "candidate_gpu: no GPU"),
+    (["python3", "scripts/candidate_gpu.py", "--change", "hopper-ping-pong"], 1, "candidate_gpu: no GPU"),
+    (["python3", "scripts/compare_gpu.py", "--base", "gemm.md"], 1, "compare_gpu: no GPU"),
+    (["python3", "scripts/choices_gpu.py"], 1, "choices_gpu: no GPU"),
+    (["python3", "scripts/choices_gpu.py", "--check"], 1, "choices_gpu: no GPU"),
+    (["python3", "scripts/floors.py", "run"], 1, "floors.py: no GPU"),
+    (["python3", "scripts/sweep.py", "run"], 1, "sweep.py: no GPU"),
+    (["python3", "scripts/worklog.py", "run"], 1, "worklog.py: no GPU"),
+    (["bash", "scripts/profile_gpu.sh"], 1, "profile_gpu: no GPU"),
+]
+# Sourced or imported by the others, never run.
+LIBRARIES = {"gemmlib.py", "gpu_header.sh"}
+
+
+@pytest.mark.parametrize("command, status, words", GPU_COMMANDS)
 def test_gpu_scripts_without_a_gpu_or_arguments_say_so(tmp_path, command, status, words):
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True,
-                            env=fake_gpu_path(tmp_path), timeout=60)
+                            env=fake_gpu_path(tmp_path), timeout=120)
     assert result.returncode == status, result.stdout + result.stderr
     assert words in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_few_entry_points_each_gpu_one_tested_above():
+    """scripts/ keeps at most ten commands a user or contributor runs; each that needs a GPU
+    is in GPU_COMMANDS (post_tables.py works from results/ alone)."""
+    entry = {p.name for p in (REPO / "scripts").iterdir() if p.suffix in (".py", ".sh")} - LIBRARIES
+    assert len(entry) <= 10, sorted(entry)
+    tested = {Path(c[1]).name for c, _, _ in GPU_COMMANDS}
+    assert entry - {"post_tables.py"} == tested, sorted(entry ^ tested)
 
 
 def test_gpu_session_without_a_gpu_fails_with_the_scripts_message(tmp_path):
@@ -528,7 +553,7 @@ def test_make_sweep_runs_in_the_test_environment():
 
 
 def test_the_code_excerpts_of_the_steps_are_made_from_the_code():
-    """Each diff in the post is what scripts/excerpts.py makes from gemm.md and worklog/ now."""
+    """Each diff in the post is what `scripts/worklog.py excerpts` makes from gemm.md and worklog/ now."""
     import tempfile
     document = (REPO / "gemm.md").read_text(encoding="utf-8")
     assert document.count("<!-- excerpt:") == 2 * 5
@@ -536,7 +561,7 @@ def test_the_code_excerpts_of_the_steps_are_made_from_the_code():
         copy = Path(folder) / "post.md"
         copy.write_text(document.replace("+        load_fragments(f, stage, p", "+        load(f, stage, p"),
                         encoding="utf-8")
-        result = subprocess.run([sys.executable, "scripts/excerpts.py", "--into", str(copy)], cwd=REPO,
+        result = subprocess.run([sys.executable, "scripts/worklog.py", "excerpts", "--into", str(copy)], cwd=REPO,
                                 capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
         assert copy.read_text(encoding="utf-8") == document
