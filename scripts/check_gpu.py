@@ -38,7 +38,7 @@ BUILD = gemmlib.REPO / "build" / "check"
 SIZES = ["1x1x1", "7x5x3", "17x33x65", "300x200x100", "2047x2049x1023", "1x4096x1", "4096x1x4096"]
 QUICK_SIZES = SIZES[:4]
 BIG = "8192x8192x8192"
-ODD = "37x41x300"          # K = 300: more steps of the tiled kernel than it has stages
+ODD = "37x41x300"          # K = 300: more k-tiles of the tiled kernel than it has stages
 WIDE = "300x520x77"
 SANITIZER_TIMEOUT = 300
 # A run's limit: the slowest, a full CPU check of 769 x 4751 x 2100 beside 15 other runs, takes
@@ -67,16 +67,16 @@ def runs(quick):
             for size in (QUICK_SIZES if quick else SIZES)]
     if not quick:
         plan.append((BIG, "sample", 1, 2, []))
-    # K split across blocks: forced for every tile, and where the choice splits it (16 slices).
+    # K split across blocks: forced for every tile, and where the choice splits it (16 split-K slices).
     plan.append(("17x33x1000", "full", 0, 1, ["--tile=all", "--split-k=3"]))
-    # more units of split K than blocks: the Hopper kernel's 40 tiles in 200 slices, whose
+    # more work tiles of split K than blocks: the Hopper kernel's 40 tiles in 200 slices, whose
     # blocks take several in turn and wait for the tiles' other slices
     plan.append(("640x2000x512", "sample", 0, 1, ["--split-k=5"]))
     # beta 0, where no kernel reads C
     plan.append((WIDE, "full", 0, 1, ["--tile=all", "--beta", "0"]))
     if not quick:   # few tiles and a long K: the tiled kernel splits it by its choice
         plan.append(("64x64x16384", "full", 0, 1, []))
-        # the Hopper kernel's choice: 1 of its 133 tiles in 8 slices of K, the others whole
+        # the Hopper kernel's choice: 1 of its 133 tiles in 8 split-K slices, the others whole
         plan.append(("769x4751x2100", "full", 0, 1, []))
     return plan
 

@@ -182,7 +182,7 @@ def runs_on(name, cc, described=None):
 
 def hopper_pairs(described=None, native=False):
     """The pairs the Hopper kernel takes; with `native`, those whose operands wgmma reads as
-    stored in every layout, none turned (the 16-bit pairs, which the studies of its steps,
+    stored in every layout, with no K-major copy (the 16-bit pairs, which the studies of its steps,
     widths and floors measure)."""
     return [p["name"] for p in (described or registry())["pairs"]
             if "wgmma" in p["kernels"] and not (native and p["k_major"])]
