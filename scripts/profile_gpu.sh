@@ -37,8 +37,12 @@ import sys
 sys.path.insert(0, "scripts")
 import gemmlib
 build, changes = sys.argv[1], [c for c in sys.argv[2].split(",") if c]
+name, cc, _ = gemmlib.find_gpu("profile_gpu")
+if not gemmlib.runs_on("wgmma", cc):
+    raise SystemExit(f"profile_gpu: the Hopper kernel does not run on {name} (compute capability {cc})")
 source = gemmlib.tangle(f"{build}/gemm.cu", changes=changes)
-built = gemmlib.nvcc(source, f"{build}/gemm", gemmlib.defines("F16_IN_F32_OUT", None, 0, 1, cublas=True))
+built = gemmlib.nvcc(source, f"{build}/gemm", gemmlib.defines("F16_IN_F32_OUT", None, 0, 1, cublas=True),
+                     gpu=cc)
 if built.returncode:
     raise SystemExit(f"profile_gpu: the build failed:\n{built.stderr[-2000:]}")
 PY
