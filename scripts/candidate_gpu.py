@@ -3,7 +3,7 @@
 
     python3 scripts/candidate_gpu.py --change FILE [--change FILE ...] [compare_gpu.py options]
     python3 scripts/candidate_gpu.py --base BASE.md [compare_gpu.py options]
-    python3 scripts/candidate_gpu.py --pairs PAIR,... [--yardstick PAIR]
+    python3 scripts/candidate_gpu.py --new-pairs PAIR,... [--yardstick PAIR]
     python3 scripts/candidate_gpu.py --smoke PAIR [--layout TN] [--change FILE ...]
 
 Every form begins with the smoke run: the Hopper kernel at 512^3 and 4096^3, each cut off
@@ -18,7 +18,7 @@ them (check_gpu.py --quick --only), then the candidate against the base taking t
 run (compare_gpu.py at 8192^3, 4096^3 and 3000^3, TN, three rounds, 120 s a run; the options
 not named here go to compare_gpu.py and win over those).
 
-New pairs (--pairs): for each, the smoke run, then ./gemm built as a user builds it (make) at
+New pairs (--new-pairs): for each, the smoke run, then ./gemm built as a user builds it (make) at
 8192^3 in TN and NN with --verify=sample --repeat 20, cuBLAS in the same run (the --yardstick
 pair's TN first, as the call's measure), then the GPU check of all of them (check_gpu.py
 --only: every layout, awkward sizes, split K, beta 0, memcheck).
@@ -44,26 +44,27 @@ BIG_TIMEOUT = 300
 
 
 def parse(argv=None):
-    """The options; those it does not know are compare_gpu.py's (a change's comparison)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    """The options; those it does not know are compare_gpu.py's (a change's comparison), whole
+    words only, so that compare_gpu.py's --new or --pairs is never taken for one of these."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], allow_abbrev=False)
     parser.add_argument("--change", action="append", default=[], metavar="FILE",
                         help="a change file of worklog/ (a name or a path): the candidate is gemm.md with it")
     parser.add_argument("--base", type=Path, help="the document the candidate (gemm.md) is compared with")
-    parser.add_argument("--pairs", help="new type pairs, comma-separated: smoke, 8192^3 and the GPU check")
-    parser.add_argument("--yardstick", metavar="PAIR", help="with --pairs: a pair run at 8192^3 (TN) first")
+    parser.add_argument("--new-pairs", help="new type pairs, comma-separated: smoke, 8192^3 and the GPU check")
+    parser.add_argument("--yardstick", metavar="PAIR", help="with --new-pairs: a pair run at 8192^3 (TN) first")
     parser.add_argument("--smoke", metavar="PAIR", help="the smoke run of this pair alone")
     parser.add_argument("--layout", default="TN", help="the smoke run's layout (default TN)")
     # A bad command line is one line, as a missing GPU is.
     parser.error = lambda message: parser.exit(2, f"candidate_gpu: {message} (--help says more)\n")
     args, rest = parser.parse_known_args(argv)
-    modes = [m for m in ("pairs", "smoke") if getattr(args, m)]
-    if len(modes) > 1 or (modes and (args.base or rest)) or (args.pairs and args.change):
-        parser.error("give one of --change/--base, --pairs or --smoke; compare_gpu.py's options go "
+    modes = [m for m in ("new_pairs", "smoke") if getattr(args, m)]
+    if len(modes) > 1 or (modes and (args.base or rest)) or (args.new_pairs and args.change):
+        parser.error("give one of --change/--base, --new-pairs or --smoke; compare_gpu.py's options go "
                      "with --change or --base only")
     if not modes and not (args.change or args.base):
-        parser.error("give --change FILE, --base BASE.md, --pairs PAIR,... or --smoke PAIR")
-    if args.yardstick and not args.pairs:
-        parser.error("--yardstick goes with --pairs")
+        parser.error("give --change FILE, --base BASE.md, --new-pairs PAIR,... or --smoke PAIR")
+    if args.yardstick and not args.new_pairs:
+        parser.error("--yardstick goes with --new-pairs")
     args.compare = rest
     return args
 
@@ -74,12 +75,12 @@ def plan(args, described):
     if args.smoke:
         return [("smoke", args.smoke)]
     out = os.environ.get("OUT", "build/candidate")
-    if args.pairs:
-        pairs = args.pairs.split(",")
+    if args.new_pairs:
+        pairs = args.new_pairs.split(",")
         steps = [("big", (args.yardstick, 1))] if args.yardstick else []
         for pair in pairs:
             steps += [("smoke", pair), ("big", (pair, 1)), ("big", (pair, 0))]
-        return steps + [("check", ["--only", args.pairs, "--out", out])]
+        return steps + [("check", ["--only", args.new_pairs, "--out", out])]
     changes = [a for c in args.change for a in ("--change", c)]
     hopper = ",".join(gemmlib.hopper_pairs(described))
     base = ["--base", str(args.base)] if args.base else ["--base", str(gemmlib.REPO / "gemm.md")]
@@ -163,7 +164,7 @@ def main(argv=None):
     if not gemmlib.runs_on("wgmma", gpu, described):
         sys.exit(f"candidate_gpu: the Hopper kernel does not run on {name} (compute capability {gpu})")
     pairs = [args.smoke] if args.smoke else ([args.yardstick] if args.yardstick else []) + \
-        (args.pairs.split(",") if args.pairs else [])
+        (args.new_pairs.split(",") if args.new_pairs else [])
     known(pairs, described, args.layout)
     out = Path(os.environ.get("OUT", "build/candidate"))
     out.mkdir(parents=True, exist_ok=True)
@@ -177,7 +178,7 @@ def main(argv=None):
             ok = smoke(what, args.layout, args.change, described, gpu, gemmlib.REPO / "build" / f"smoke-{what}")
             if ok:
                 smoked.add(what)
-            elif not args.pairs:
+            elif not args.new_pairs:
                 return 1          # a change that fails its smoke run goes no further
         elif part == "big":
             pair, tb = what
@@ -187,7 +188,7 @@ def main(argv=None):
                 ok = True         # the failed smoke run has counted already
                 print(f"candidate_gpu: {pair} failed its smoke run; its 8192^3 run is skipped", flush=True)
         else:
-            if args.pairs and failed:
+            if args.new_pairs and failed:
                 print("candidate_gpu: the GPU check is skipped after a failure", flush=True)
                 break
             ok = script(f"{part}_gpu.py", what, out / f"{part}.txt")

@@ -36,6 +36,12 @@ def test_a_change_is_smoked_checked_quickly_then_compared(monkeypatch):
     assert "--out" in compare and compare[compare.index("--out") + 1] == "out/compare.csv"
 
 
+def test_compare_gpu_options_pass_through_whole():
+    """compare_gpu.py's --pairs and --new are not taken for --new-pairs."""
+    compare = plan("--change", "hopper-clusters", "--pairs", "E4M3_IN_F32_OUT", "--new", "other.md")[2][1]
+    assert compare[-4:] == ["--pairs", "E4M3_IN_F32_OUT", "--new", "other.md"]
+
+
 def test_a_document_against_gemm_md():
     steps = plan("--base", "build/base.md")
     assert steps[2][1][:2] == ["--base", "build/base.md"] and "--new-change" not in steps[2][1]
@@ -44,7 +50,7 @@ def test_a_document_against_gemm_md():
 
 def test_new_pairs_are_smoked_run_at_8192_then_checked_in_full(monkeypatch):
     monkeypatch.setenv("OUT", "out")
-    steps = plan("--pairs", "E4M3_IN_BF16_OUT,E4M3_IN_F16_OUT", "--yardstick", "E4M3_IN_F32_OUT")
+    steps = plan("--new-pairs", "E4M3_IN_BF16_OUT,E4M3_IN_F16_OUT", "--yardstick", "E4M3_IN_F32_OUT")
     assert steps == [("big", ("E4M3_IN_F32_OUT", 1)),
                      ("smoke", "E4M3_IN_BF16_OUT"), ("big", ("E4M3_IN_BF16_OUT", 1)), ("big", ("E4M3_IN_BF16_OUT", 0)),
                      ("smoke", "E4M3_IN_F16_OUT"), ("big", ("E4M3_IN_F16_OUT", 1)), ("big", ("E4M3_IN_F16_OUT", 0)),
@@ -54,9 +60,9 @@ def test_new_pairs_are_smoked_run_at_8192_then_checked_in_full(monkeypatch):
 
 @pytest.mark.parametrize("argv, words", [
     ([], "give --change FILE"),
-    (["--pairs", "F16_IN_OUT", "--change", "hopper-ping-pong"], "give one of"),
+    (["--new-pairs", "F16_IN_OUT", "--change", "hopper-ping-pong"], "give one of"),
     (["--smoke", "F16_IN_OUT", "--sizes", "512"], "give one of"),
-    (["--base", "x.md", "--yardstick", "F16_IN_OUT"], "--yardstick goes with --pairs"),
+    (["--base", "x.md", "--yardstick", "F16_IN_OUT"], "--yardstick goes with --new-pairs"),
     (["--change"], "expected one argument"),
 ])
 def test_a_bad_command_line_is_one_line(argv, words, capsys):
