@@ -103,26 +103,39 @@ def known(pairs, described, layout="TN"):
                  f"{', '.join(described['layouts'])}")
 
 
-def smoke(pair, layout, changes, described, gpu, build):
-    """The smoke run of one pair; True when both sizes ran and passed."""
+def smoke(pair, layout, changes, described, gpu, build, log=None):
+    """The smoke run of one pair, what it says kept in `log` too; True when both sizes ran and passed."""
+    said = []
+
+    def say(text):
+        print(text, flush=True)
+        said.append(text)
+    try:
+        return smoke_runs(pair, layout, changes, described, gpu, build, say)
+    finally:
+        if log:
+            Path(log).write_text("\n".join(said) + "\n", encoding="utf-8")
+
+
+def smoke_runs(pair, layout, changes, described, gpu, build, say):
     ta, tb = described["layouts"][layout]
     source = gemmlib.tangle(build / "gemm.cu", changes)
     built = gemmlib.nvcc(source, build / "gemm", gemmlib.defines(pair, ta=ta, tb=tb), gpu=gpu)
     if built.returncode != 0:
-        print(f"smoke: the candidate does not build for {pair}:\n{built.stderr[-3000:]}", flush=True)
+        say(f"smoke: the candidate does not build for {pair}:\n{built.stderr[-3000:]}")
         return False
     for size in SMOKE_SIZES:
         try:
             run = gemmlib.run(build / "gemm", [size, size, size, "--kernel=wgmma", "--repeat", "3"],
                               timeout=SMOKE_TIMEOUT)
         except subprocess.TimeoutExpired:
-            print(f"smoke: {pair} at {size}^3 gave no answer in {SMOKE_TIMEOUT} s (a hang?)", flush=True)
+            say(f"smoke: {pair} at {size}^3 gave no answer in {SMOKE_TIMEOUT} s (a hang?)")
             return False
-        print(run.stdout[-600:], run.stderr[-600:], flush=True)
+        say(run.stdout[-600:] + run.stderr[-600:])
         if run.returncode != 0:
-            print(f"smoke: {pair} at {size}^3 failed ({run.returncode})", flush=True)
+            say(f"smoke: {pair} at {size}^3 failed ({run.returncode})")
             return False
-    print(f"smoke: {pair} ({layout}) passed at {' and '.join(s + '^3' for s in SMOKE_SIZES)}", flush=True)
+    say(f"smoke: {pair} ({layout}) passed at {' and '.join(s + '^3' for s in SMOKE_SIZES)}")
     return True
 
 
@@ -175,7 +188,8 @@ def main(argv=None):
     failed, smoked = False, set()
     for part, what in plan(args, described):
         if part == "smoke":
-            ok = smoke(what, args.layout, args.change, described, gpu, gemmlib.REPO / "build" / f"smoke-{what}")
+            ok = smoke(what, args.layout, args.change, described, gpu, gemmlib.REPO / "build" / f"smoke-{what}",
+                       out / f"smoke-{what}.txt")
             if ok:
                 smoked.add(what)
             elif not args.new_pairs:

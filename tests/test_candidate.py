@@ -95,8 +95,9 @@ def test_the_smoke_run(tmp_path, monkeypatch, capsys, answer, passed, said):
         return type("Built", (), {"returncode": 0, "stderr": ""})()
     monkeypatch.setattr(gemmlib, "nvcc", build)
     monkeypatch.setattr(candidate_gpu, "SMOKE_TIMEOUT", 2)
-    assert candidate_gpu.smoke("F16_IN_OUT", "TN", [], REGISTRY, "90", tmp_path) is passed
-    assert said in capsys.readouterr().out
+    log = tmp_path / "smoke.txt"
+    assert candidate_gpu.smoke("F16_IN_OUT", "TN", [], REGISTRY, "90", tmp_path, log) is passed
+    assert said in capsys.readouterr().out and said in log.read_text()
 
 
 def test_compare_also_runs_at_each_size_or_its_own():
