@@ -3,6 +3,7 @@
 #   make                         build ./gemm with the configuration written in gemm.md
 #   make TYPE=F16_IN_F32_OUT MNK=32x8x16 TRANSPOSE_A=1 TRANSPOSE_B=0 ARCH=sm_90
 #                                the same, with any of those settings overridden
+#   make DEVICE=1                build for GPU 1 of this machine (as nvidia-smi numbers them)
 #   make html                    render the post, gemm.html
 #   make test                    everything CI runs (no GPU needed)
 #   make check-gpu               every configuration, verified on the GPU in this machine
@@ -47,28 +48,40 @@ ifneq ($(TRANSPOSE_B),)
   CONFIG += -DTRANSPOSE_B=$(TRANSPOSE_B)
 endif
 
-# The GPU to build for: ARCH if given, else the GPU in this machine, else a
-# set that covers the A100 (sm_80), the Jetson AGX Orin (sm_87) and Hopper (sm_90a).
+# The GPU to build for: ARCH if given, else GPU number DEVICE of this machine (by default
+# its first, 0), else, on a machine without one, a set that covers the A100 (sm_80), the
+# Jetson AGX Orin (sm_87) and Hopper (sm_90a), with PTX for newer GPUs. Turing (sm_75) is
+# not in the set: bfloat16, tf32 and double need sm_80, and the build stops for a GPU
+# older than its pair; make ARCH=sm_75 (or make on it) builds the pairs that run there.
 # Hopper is built as sm_90a, whose code has the wgmma and setmaxnreg instructions of
 # the Hopper kernel; it is spelled with -gencode, because -arch=sm_90a also runs a plain
 # sm_90 pass, which rejects them.
 HOPPER := -gencode arch=compute_90a,code=sm_90a
+ifneq ($(words $(DEVICE)),$(filter 0 1,$(words $(DEVICE))))
+  $(error DEVICE=$(DEVICE) must be one GPU, such as 0 (nvidia-smi -L lists them))
+endif
 ifneq ($(ARCH),)
-  ifeq ($(ARCH),sm_90a)
-    GENCODE := $(HOPPER)
-  else
-    GENCODE := -arch=$(ARCH)
+  ifneq ($(DEVICE),)
+    $(error ARCH=$(ARCH) and DEVICE=$(DEVICE) both name the GPU to build for: give one)
   endif
+  BUILT_ARCH := $(ARCH)
 else
-  GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
+  GPU_CC := $(shell nvidia-smi --query-gpu=compute_cap --format=csv,noheader -i $(or $(DEVICE),0) 2>/dev/null | tr -d ' .')
   ifeq ($(GPU_CC),90)
-    GENCODE := $(HOPPER)
+    BUILT_ARCH := sm_90a
   else ifneq ($(GPU_CC),)
-    GENCODE := -arch=sm_$(GPU_CC)
-  else
-    GENCODE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_87,code=sm_87 \
-               $(HOPPER) -gencode arch=compute_90,code=compute_90
+    BUILT_ARCH := sm_$(GPU_CC)
+  else ifneq ($(DEVICE),)
+    $(error DEVICE=$(DEVICE): nvidia-smi finds no such GPU in this machine (nvidia-smi -L lists them))
   endif
+endif
+ifeq ($(BUILT_ARCH),sm_90a)
+  GENCODE := $(HOPPER)
+else ifneq ($(BUILT_ARCH),)
+  GENCODE := -arch=$(BUILT_ARCH)
+else
+  GENCODE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_87,code=sm_87 \
+             $(HOPPER) -gencode arch=compute_90,code=compute_90
 endif
 
 # cuBLAS is linked unless CUBLAS=0; without it ./gemm needs only the CUDA runtime.
@@ -84,10 +97,22 @@ else
   LIBS   :=
 endif
 
-ALLFLAGS := $(NVFLAGS) $(GENCODE) $(CONFIG)
+# The report's "Built with" line gives NVFLAGS and ARCH as make had them, from a header made
+# here, which only make's builds include. Each \ and " of NVFLAGS is escaped twice: once for
+# the line, a shell command with NVFLAGS="...", and once for the C string that holds it.
+escape = $(subst ",\",$(subst \,\\,$(1)))
+define BUILT_WITH
+#define BUILT_NVFLAGS "$(call escape,$(call escape,$(NVFLAGS)))"
+#define BUILT_ARCH "$(BUILT_ARCH)"
+endef
+
+ALLFLAGS := $(NVFLAGS) $(GENCODE) $(CONFIG) -include build/built_with.h
 
 # Rebuild when the flags change, not only when gemm.md does.
 $(shell mkdir -p build && echo '$(ALLFLAGS) $(LIBS)' | cmp -s - build/flags || echo '$(ALLFLAGS) $(LIBS)' > build/flags)
+ifneq ($(file <build/built_with.h),$(BUILT_WITH))
+  $(file >build/built_with.h,$(BUILT_WITH))
+endif
 
 .PHONY: all html screenshot test check-gpu sweep clean
 
@@ -96,7 +121,7 @@ all: gemm
 gemm.cu: gemm.md tangle.py
 	$(PYTHON) tangle.py gemm.md -o gemm.cu
 
-gemm: gemm.cu build/flags
+gemm: gemm.cu build/flags build/built_with.h
 	$(NVCC) $(ALLFLAGS) -o $@ gemm.cu $(LIBS)
 
 # ---- the post ----

@@ -295,10 +295,18 @@ def test_a_pair_alone_takes_its_first_shape(gemm_cu, nvcc, tmp_path, defines):
     assert re.search(r"wmma\.mma\.sync\.aligned\.row\.row\.m8n8k4\.f64", (tmp_path / "f64.ptx").read_text())
 
 
-def test_no_type_pair_says_where_the_choices_are(gemm_cu, nvcc, tmp_path):
+def listed_pairs(stderr):
+    """The type pairs the note of "no type pair is defined" lists, without their _pair."""
+    listed = re.search(r"T=<([^>]*)>", stderr)
+    assert listed, stderr
+    return [name.strip().removesuffix("_pair") for name in listed[1].split(",")]
+
+
+def test_no_type_pair_lists_the_pairs(gemm_cu, nvcc, tmp_path):
     result = nvcc(gemm_cu, tmp_path / "none.ptx", ["-DTYPE_FROM_MAKE", "-DUSE_CUBLAS=0"], mode="ptx")
     errors = refused(result, "no type pair is defined")
-    assert len(errors) == 1 and "--describe" in errors[0], result.stderr
+    assert len(errors) == 1, result.stderr
+    assert listed_pairs(result.stderr) == TYPES
 
 
 def test_two_type_pairs_are_named_both(gemm_cu, nvcc, tmp_path):
@@ -353,16 +361,27 @@ def oldest_builds(gemm_cu, nvcc, tmp_path_factory, defines, parallel):
 
 @pytest.mark.parametrize("type_pair", TYPES)
 def test_a_pair_is_refused_for_a_gpu_older_than_its_oldest(oldest_builds, type_pair):
-    """A pair whose oldest GPU is newer than the target stops at one clear first error
-    (the WMMA types it would need do not exist there, so the compiler adds its own after
-    it); the others build. CUDA 13 targets nothing older than sm_75, so the check of the
+    """A pair whose oldest GPU is newer than the target stops at one clear error, the only
+    one (the code for that GPU is compiled with the first pair instead, which it has, so
+    that mma.h adds none of its own about WMMA types missing there); the others build. CUDA 13 targets nothing older than sm_75, so the check of the
     8-bit pairs against Volta (sm_70) is the same comparison, not a build."""
     oldest, builds = oldest_builds
     result = builds[type_pair]
     if PAIRS[type_pair]["min_cc"] > oldest:
-        refused(result, NEWER_GPU)
+        assert len(refused(result, NEWER_GPU)) == 1, result.stderr
     else:
         assert result.returncode == 0, result.stderr
+
+
+def test_a_build_with_no_kernel_for_a_gpu_says_so(gemm_cu, nvcc, tmp_path, defines):
+    """A pair with no WMMA shape (FP8) has only the Hopper kernel: its build for sm_80 compiles,
+    with a warning that ./gemm would run nothing on that GPU."""
+    pair = next(t for t in TYPES if set(PAIRS[t]["kernels"]) == {"wgmma"})
+    result = nvcc(gemm_cu, tmp_path / "none.ptx", defines(pair), mode="ptx", arch="sm_80")
+    assert result.returncode == 0, result.stderr
+    warnings = [l for l in result.stderr.splitlines() if re.search(r": warning\b", l)]
+    assert len(warnings) == 1 and "has no kernel for the type pair" in warnings[0], result.stderr
+    assert "make ARCH=sm_90a" in warnings[0]
 
 
 def test_the_newer_pairs_build_for_sm80(gemm_cu, nvcc, tmp_path, defines):
@@ -393,9 +412,12 @@ def make_dir(tmp_path_factory):
     return folder
 
 
-def run_make(folder, *arguments, timeout=120):
+def run_make(folder, *arguments, timeout=120, path=None):
+    """make in `folder`; `path`: a folder put first on PATH (a stand-in nvidia-smi)."""
     env = {k: v for k, v in os.environ.items() if k not in LEAKY}
     env["PYTHON"] = sys.executable
+    if path:
+        env["PATH"] = f"{path}{os.pathsep}{env['PATH']}"
     return subprocess.run(["make", *arguments], cwd=folder, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
@@ -435,6 +457,63 @@ def test_make_with_a_pair_or_shape_that_gemm_md_lacks_stops_with_one_message(mak
     assert result.returncode != 0
     errors = error_lines(result.stderr)
     assert errors and message in errors[0], result.stderr
+
+
+@pytest.mark.parametrize("setting", ["TYPE=BOGUS", "TYPE=f16_in_f32_out"])
+def test_make_with_a_type_pair_gemm_md_lacks_lists_the_pairs(make_dir, setting):
+    """A misspelt pair, or one in lower case, is answered with the names, from gemm.md's list."""
+    result = run_make(make_dir, "ARCH=sm_90", setting, timeout=300)
+    assert result.returncode != 0
+    assert len(error_lines(result.stderr)) == 1, result.stderr
+    assert listed_pairs(result.stderr) == TYPES
+
+
+def test_make_for_a_gpu_older_than_the_pair_stops_at_one_short_message(make_dir):
+    newer = next(t for t in TYPES if PAIRS[t]["min_cc"] > nvcc_archs()[0] and "tiled" in PAIRS[t]["kernels"])
+    result = run_make(make_dir, f"ARCH=sm_{nvcc_archs()[0]}", f"TYPE={newer}", timeout=300)
+    assert result.returncode != 0
+    errors = error_lines(result.stderr)
+    assert len(errors) == 1 and NEWER_GPU in errors[0], result.stderr
+    assert len(result.stderr) < 2000, result.stderr
+
+
+@pytest.fixture
+def two_gpus(tmp_path):
+    """A folder with a stand-in nvidia-smi for a machine whose GPU 0 is an A100 and GPU 1 an
+    H100, answering --query-gpu=compute_cap with -i N as the real one does."""
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    smi = folder / "nvidia-smi"
+    smi.write_text('#!/bin/sh\ncase " $* " in\n'
+                   '  *" -i 0 "*) echo 8.0 ;;\n  *" -i 1 "*) echo 9.0 ;;\n'
+                   '  *" -i "*) echo "No devices were found" >&2; exit 6 ;;\n'
+                   '  *) echo 8.0; echo 9.0 ;;\nesac\n')
+    smi.chmod(0o755)
+    return folder
+
+
+def test_make_device_builds_for_that_gpu_of_the_machine(make_dir, two_gpus):
+    assert "-arch=sm_80" in nvcc_line(run_make(make_dir, "-n", path=two_gpus)).split()
+    assert "-arch=sm_80" in nvcc_line(run_make(make_dir, "-n", "DEVICE=0", path=two_gpus)).split()
+    line = nvcc_line(run_make(make_dir, "-n", "DEVICE=1", path=two_gpus))
+    assert "arch=compute_90a,code=sm_90a" in line.split() and "sm_80" not in line
+    for bad, message in [("DEVICE=2", "no such GPU"), ("DEVICE=0 ARCH=sm_90", "give one")]:
+        result = run_make(make_dir, "-n", *bad.split(), path=two_gpus)
+        assert result.returncode != 0 and message in result.stderr and "nvcc" not in result.stdout
+
+
+def test_make_records_its_flags_for_the_report_as_a_shell_word(make_dir):
+    """build/built_with.h holds NVFLAGS as a C string whose text, put between the double quotes of
+    the report's NVFLAGS="...", gives the shell back NVFLAGS as make had it, quotes and all."""
+    import ast
+    import shlex
+    nvflags = '-O3 -std=c++17 -DNOTE="a b" -Dpath=c:\\d'
+    result = run_make(make_dir, "-n", "ARCH=sm_86", f"NVFLAGS={nvflags}")
+    assert result.returncode == 0, result.stderr
+    header = dict(re.findall(r'(?m)^#define (BUILT_\w+) (".*")$', (make_dir / "build" / "built_with.h").read_text()))
+    assert ast.literal_eval(header["BUILT_ARCH"]) == "sm_86"
+    shell_text = ast.literal_eval(header["BUILT_NVFLAGS"])
+    assert shlex.split(f'NVFLAGS="{shell_text}"') == [f"NVFLAGS={nvflags}"]
 
 
 def test_make_passes_the_type_pair(make_dir):
@@ -561,6 +640,14 @@ def test_make_builds_with_and_without_cublas(tmp_path, cublas):
     assert "warning" not in (built.stdout + built.stderr).lower(), built.stdout + built.stderr
     exe = tmp_path / "gemm"
     assert ("libcublas" in linked_libraries(exe)) == (cublas == "1")
+
+    # The report's first line is the make command, with the flags nvcc was given before the target.
+    nvflags = nvcc_line(built).split(" -arch=sm_90 ")[0].split(" ", 1)[1]
+    run = subprocess.run([str(exe), "--cpu-only", "5", "7", "3"], capture_output=True, text=True, timeout=60)
+    built_with = [l.split(":", 1)[1].strip() for l in run.stdout.splitlines() if l.startswith("Built with")]
+    assert built_with and built_with[0].startswith("make TYPE=") and built_with[0].endswith('"'), run.stdout
+    assert f' CUBLAS={cublas} ARCH=sm_90 NVFLAGS="{nvflags} -DBLOCK_M=' in built_with[0]
+    assert "-lineinfo -Xcompiler -Wall" in nvflags
 
     # The option is read and the report says what became of cuBLAS.
     def cublas_line(*args):

@@ -851,7 +851,7 @@ def test_the_report_and_csv_name_every_setting_of_the_build(gemm, block_tile):
     """One line of output is enough to rebuild the binary that produced it."""
     config = ("BF16_IN_F32_OUT", "8x32x16", 0, 1)
     built = report(gemm(config, "--cpu-only", 7, 5, 3).stdout)["Built with"]
-    assert built.startswith("make TYPE=BF16_IN_F32_OUT MNK=8x32x16 TRANSPOSE_A=0 TRANSPOSE_B=1 ")
+    assert built.startswith("TYPE=BF16_IN_F32_OUT MNK=8x32x16 TRANSPOSE_A=0 TRANSPOSE_B=1 ")
     for setting in ["BLOCK_M", "BLOCK_N", "BLOCK_K", "BLOCK_WARPS_M", "BLOCK_WARPS_N", "STAGES",
                     "SKEW_BYTES", "PREFETCH_FRAGMENTS", "SPREAD_COPIES", "GROUP_M", "WARPS_M",
                     "WARPS_N"]:
@@ -860,7 +860,8 @@ def test_the_report_and_csv_name_every_setting_of_the_build(gemm, block_tile):
     assert f"-DBLOCK_M={bm} -DBLOCK_N={bn} -DBLOCK_K={bk}" in built
     header = gemm(config, "--csv-header").stdout.strip().split(",")
     row = dict(zip(header, next(csv.reader([gemm(config, "--cpu-only", "--csv", 7, 5, 3).stdout]))))
-    assert "make " + re.sub(r"(CUBLAS=\d) ", r'\1 NVFLAGS="-O3 -std=c++17 ', row["build"]) + '"' == built
+    # Built by nvcc alone, as these tests build: make's own builds add its flags (test_configs.py).
+    assert built == row["build"] + " (built without make, which alone records nvcc's flags)"
 
 
 # ---------------------------------------------------------------- what the program describes
