@@ -860,7 +860,7 @@ def test_the_report_and_csv_name_every_setting_of_the_build(gemm, block_tile):
     assert f"-DBLOCK_M={bm} -DBLOCK_N={bn} -DBLOCK_K={bk}" in built
     header = gemm(config, "--csv-header").stdout.strip().split(",")
     row = dict(zip(header, next(csv.reader([gemm(config, "--cpu-only", "--csv", 7, 5, 3).stdout]))))
-    assert "make " + re.sub(r"(CUBLAS=\d) ", r'\1 NVFLAGS="-O3 -std=c++17 ', row["build"]) + '"' == built
+    assert "make " + re.sub(r"(CUBLAS=\d) ", r'\1 NVFLAGS="-O3 -std=c++20 ', row["build"]) + '"' == built
 
 
 # ---------------------------------------------------------------- what the program describes
