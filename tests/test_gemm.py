@@ -795,7 +795,7 @@ def test_a_planted_tile_is_caught_even_when_every_tile_is_equal(gemm, config):
 
 
 def test_a_planted_element_stays_in_range_of_an_int_result(gemm):
-    """The spoiled element of an int result near its limit must not overflow: it becomes -1 - v."""
+    """The element planted wrong in an int result near its limit must not overflow: it becomes -1 - v."""
     config = ("U8_IN_I32_OUT", "16x16x16", 0, 0)
     large = 0
     for seed in range(1, 40):
