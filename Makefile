@@ -11,7 +11,7 @@
 
 NVCC    ?= nvcc
 PYTHON  ?= python3
-NVFLAGS ?= -O3 -std=c++17 -lineinfo -Xcompiler -Wall
+NVFLAGS ?= -O3 -std=c++20 -lineinfo -Xcompiler -Wall
 
 # Make variables override the defaults written in gemm.md. The type pairs and shapes are
 # listed once, in gemm.md (./gemm --describe prints them): a TYPE or MNK that names none

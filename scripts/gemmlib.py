@@ -28,7 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 NVCC = os.environ.get("NVCC", "nvcc")
 # The Makefile's flags, less -Wall (warnings are the Makefile's test's business).
-FLAGS = ["-O3", "-std=c++17", "-lineinfo"]
+FLAGS = ["-O3", "-std=c++20", "-lineinfo"]
 TIMEOUT = 900
 
 

@@ -693,9 +693,9 @@ def test_wmma_alignment_rules_the_post_relies_on(gemm_cu, nvcc, defines, tmp_pat
     assert "<summary>A rule we bend, and why it holds</summary>" in post
 
 
-def test_the_plan_and_its_figure_agree_on_the_step_along_k():
+def test_the_plan_and_its_figure_agree_on_the_k_tile():
     """The figure of the block tile shows the shipped BLOCK_K for half, and the text counts bytes
-    and operations with the same tile and step."""
+    and operations with the same tile and k-tile."""
     text = (REPO / "gemm.md").read_text(encoding="utf-8")
     assert REGISTRY["build"]["type"] == "F16_IN_F32_OUT"     # gemm.md's default pair: half
     tile = REGISTRY["tiles"][0]
@@ -703,7 +703,7 @@ def test_the_plan_and_its_figure_agree_on_the_step_along_k():
     flat = re.sub(r"\s+", " ", text)
     assert f"in the running example {m} × {n} elements" in flat
     assert f"the block copies a slice `BLOCK_K` = {shipped} wide" in flat
-    assert f"One step brings $({m} + {n}) \\cdot {shipped}$" in flat
+    assert f"One k-tile brings $({m} + {n}) \\cdot {shipped}$" in flat
     kib, millions = (m + n) * shipped * 2 // 1024, 2 * m * n * shipped / 1e6
     assert f"elements, {kib} KiB," in flat and f"= {millions:.1f} million operations" in flat
     caption = re.search(r"!\[The running example's ([^\]]*)\]\(post/figures/block-tile.svg\)", text)

@@ -795,7 +795,7 @@ def test_a_planted_tile_is_caught_even_when_every_tile_is_equal(gemm, config):
 
 
 def test_a_planted_element_stays_in_range_of_an_int_result(gemm):
-    """The spoiled element of an int result near its limit must not overflow: it becomes -1 - v."""
+    """The element planted wrong in an int result near its limit must not overflow: it becomes -1 - v."""
     config = ("U8_IN_I32_OUT", "16x16x16", 0, 0)
     large = 0
     for seed in range(1, 40):
@@ -960,3 +960,44 @@ def test_the_readmes_options_are_the_programs(gemm):
     assert kernel == [k["name"] for k in REGISTRY["kernels"]] + ["all"]
     plan = re.search(r"`--plan\[=GPU\]` \|[^|]*\(([^)]*)\)", readme).group(1).split(", ")
     assert plan == [g["name"] for g in REGISTRY["gpus"]]
+
+
+# ---------------------------------------------------------------- the source
+
+def mutable_statics(source):
+    """(gemm.md line, declaration) of each `static` variable in tangled source that the program
+    may change: not constexpr, not const, or a pointer that is not itself const. Functions,
+    static_assert and casts are left out; so are function-pointer variables, which this
+    reading cannot tell from functions."""
+    found, md_line = [], 0
+    for line in source.splitlines():
+        directive = re.match(r'#line (\d+) "[^"]*gemm\.md"', line)
+        if directive:
+            md_line = int(directive[1]) - 1
+            continue
+        md_line += 1
+        words = re.match(r"\s*static\s+(?!_assert|_cast)([^=;{(]*)(=|;|\{|\()", line)
+        if not words or words[2] == "(" or "constexpr" in words[1].split():
+            continue
+        declared = words[1]
+        const = (re.search(r"\*\s*const\b[^*]*$", declared) if "*" in declared
+                 else "const" in declared.split())
+        if not const:
+            found.append((md_line, line.strip()))
+    return found
+
+
+def test_no_mutable_statics_outside_the_hopper_chapter(gemm_cu):
+    """Text and tables are built into caller-owned values, not into function statics that a
+    second call would overwrite or append to. The Hopper kernel's host code keeps its
+    resources (tensor maps, copies, the driver's entry point) on purpose."""
+    md = (REPO / "gemm.md").read_text(encoding="utf-8").splitlines()
+    chapters = [(i + 1, line) for i, line in enumerate(md) if re.match(r"# \S", line)]
+    hopper = next(i for i, (_, title) in enumerate(chapters) if title.startswith("# Beyond WMMA"))
+    first, last = chapters[hopper][0], chapters[hopper + 1][0]
+    outside = [(n, text) for n, text in mutable_statics(gemm_cu.read_text(encoding="utf-8"))
+               if not first <= n < last]
+    assert outside == []
+    assert mutable_statics("static char text[64];\nstatic const char *names[] = {};\n"
+                           "static const char *const kept[] = {};\nstatic int f(void);\n") \
+        == [(1, "static char text[64];"), (2, "static const char *names[] = {};")]

@@ -343,7 +343,7 @@ def test_the_cluster_variant_pairs_its_blocks_step_for_step(tmp_path):
     """worklog/hopper-clusters.md, the experiment: the two blocks of a cluster multicast halves
     of one band of B into each other's stages, so they must take the same steps of K in the
     same stages, on tiles one above the other in the same columns. Its for_each_unit, compiled
-    for the host with gemm.md's block_patch and the kernel's types, shares every unit out once
+    for the host with gemm.md's grouped_tile and the kernel's types, shares every unit out once
     and keeps the two blocks of each cluster in step, whole tiles and split ones, at widths
     that fill the waves and widths that do not; the build has the multicast, the remote
     arrivals and the cluster barriers, and no spills."""
@@ -352,7 +352,7 @@ def test_the_cluster_variant_pairs_its_blocks_step_for_step(tmp_path):
     assert "constexpr int HOPPER_EMPTY_ARRIVALS = 8 * HOPPER_CLUSTER;" in source
     assert source.count("tma_copy(&map_c, c_slot<HOPPER_BN>(") == 1, "the producer copies C as gemm.md's does"
     code = "".join(c_function(source, head) for head in (
-        r"static __device__ inline void block_patch", r"static __device__ inline int2 hopper_tile",
+        r"static __device__ inline void grouped_tile", r"static __device__ inline int2 hopper_tile",
         r"static __host__ __device__ inline int64_t hopper_tiles", r"struct HopperShare",
         r"static __host__ __device__ inline int64_t hopper_units", r"struct HopperUnit",
         r"static __device__ inline void for_each_unit"))

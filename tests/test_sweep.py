@@ -383,7 +383,7 @@ def test_run_with_a_stand_in_gpu(tmp_path):
     # The exact nvcc command, once per (type, tb), for the reported compute capability.
     builds = [json.loads(line) for line in (tmp_path / "nvcc.log").read_text().splitlines()]
     assert len(builds) == 6
-    assert ["-O3", "-std=c++17", "-lineinfo", "-gencode", "arch=compute_90a,code=sm_90a",
+    assert ["-O3", "-std=c++20", "-lineinfo", "-gencode", "arch=compute_90a,code=sm_90a",
             "-DTYPE_FROM_MAKE", "-DF64_IN_OUT",
             "-DTRANSPOSE_A=0", "-DTRANSPOSE_B=1", "-DUSE_CUBLAS=1",
             "-o", str(build / "F64_IN_OUT-1"), str(build / "gemm.cu"), "-lcublas", "-lcublasLt"] in builds

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes post/figures/ahead.svg: one warp's turn of the main loop, fragments loaded and then
+"""Writes post/figures/ahead.svg: one warp's main-loop iteration, fragments loaded and then
 multiplied (worklog step 10) against fragments loaded a WK step ahead (step 11).
 
     python3 post/figures/src/ahead.py
@@ -26,10 +26,10 @@ def version(y, title, ahead):
     body.append(text(X0 - 12, mem + 22, "loads", size=17, anchor="end", extra=f' fill="{MUTED}"'))
     body.append(text(X0 - 12, tc + 22, "tensor", size=17, anchor="end", extra=f' fill="{MUTED}"'))
     t = 0.0
-    turn_starts = []
+    starts = []
     if not ahead:
-        for turn in range(2):
-            turn_starts.append(t)
+        for iteration in range(2):
+            starts.append(t)
             bar(mem, t, 1.5, "wait", "sync"); t += 1.5
             bar(mem, t, 2.1, "copy", "copies"); t += 2.1
             bar(mem, t, 0.9, "load", "f0"); t += 0.9
@@ -40,8 +40,8 @@ def version(y, title, ahead):
                 t += 1.6
     else:
         bar(mem, t, 0.9, "load", "f0"); t += 0.9
-        for turn in range(2):
-            turn_starts.append(t)
+        for iteration in range(2):
+            starts.append(t)
             for q in range(4):
                 bar(tc, t, 1.6, "mma", f"q{q}")
                 if q == 0:
@@ -52,7 +52,7 @@ def version(y, title, ahead):
                     bar(mem, t, 0.6, "wait", "")
                     bar(mem, t + 0.6, 0.9, "load", "f0")
                 t += 1.6
-    for s in turn_starts:
+    for s in starts:
         x = X0 + s * UNIT
         body.append(f'  <path d="M{x:.1f} {mem - 6}V{tc + LANE}" stroke="{INK}" stroke-width="1.5" '
                     'stroke-dasharray="4 3"/>')
@@ -60,18 +60,18 @@ def version(y, title, ahead):
 
 
 end_a, t_a = version(40, "Step 10: barrier, copies and first loads come first", False)
-end_b, t_b = version(end_a + 50, "Step 11: the next first loads overlap this turn", True)
+end_b, t_b = version(end_a + 50, "Step 11: the next first loads overlap this iteration", True)
 y = end_b + 34
-body.append(text(24, y, "Dashed: the start of a turn (one step along K, four WK steps q0–q3).", size=17,
+body.append(text(24, y, "Dashed: the start of a main-loop iteration (one k-tile, four WK steps q0–q3).", size=17,
                  extra=f' fill="{MUTED}"'))
 body.append(text(24, y + 26, "Durations are drawn to show the order, not measured.", size=17,
                  extra=f' fill="{MUTED}"'))
-write("ahead.svg", svg(W, y + 46, "Fragments loaded a step ahead: the tensor cores no longer wait at the start of a turn",
-                       "Two timelines of one warp over two turns of the main loop, each with a lane for loads, "
-                       "copies and barriers and a lane for the tensor cores. In step 10, each turn starts with "
+write("ahead.svg", svg(W, y + 46, "Fragments loaded a step ahead: the tensor cores no longer wait at the start of an iteration",
+                       "Two timelines of one warp over two main-loop iterations, each with a lane for loads, "
+                       "copies and barriers and a lane for the tensor cores. In step 10, each iteration starts with "
                        "the wait and barrier, then the copy instructions of the next stage, then the first "
                        "fragment load, and only then the first multiplication, so the tensor cores sit idle "
-                       "at every turn's start. In step 11, the fragments of the next WK step load while the "
+                       "at every iteration's start. In step 11, the fragments of the next WK step load while the "
                        "current one is multiplied, and the wait, the barrier and the first load of the next "
-                       "turn happen during the last multiplication of this one, so the multiplications follow "
+                       "iteration happen during the last multiplication of this one, so the multiplications follow "
                        "each other without a gap.", body))

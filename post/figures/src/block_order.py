@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes post/figures/block-order.svg: the order in which blocks take the patches of C, row by
+"""Writes post/figures/block-order.svg: the order in which blocks take the block tiles of C, row by
 row and in groups of GROUP_M rows, and what the first blocks to run read of A and B.
 
     python3 post/figures/src/block_order.py
@@ -11,8 +11,8 @@ CELL, W = 46, 720
 body = []
 
 
-def patch(b, group):
-    """block_patch of gemm.md, in Python: (row, column) of block b."""
+def grouped_tile(b, group):
+    """grouped_tile of gemm.md, in Python: (row, column) of block b."""
     if group == 1:
         return b // COLS, b % COLS
     g = b // (group * COLS)
@@ -24,9 +24,9 @@ def patch(b, group):
 
 def panel(x, y, group, title):
     body.append(text(x, y - 44, title, size=20, extra=' font-weight="bold"'))
-    order = {patch(b, group): b for b in range(ROWS * COLS)}
-    rows_a = {patch(b, group)[0] for b in range(RUNNING)}
-    cols_b = {patch(b, group)[1] for b in range(RUNNING)}
+    order = {grouped_tile(b, group): b for b in range(ROWS * COLS)}
+    rows_a = {grouped_tile(b, group)[0] for b in range(RUNNING)}
+    cols_b = {grouped_tile(b, group)[1] for b in range(RUNNING)}
     # The bands of A (left) and B (top) that the first RUNNING blocks read.
     for r in range(ROWS):
         body.append(rect(x - 26, y + r * CELL, 18, CELL, "#4a6fa5" if r in rows_a else "#e8eef7",
@@ -52,7 +52,7 @@ panel(56, 96, 1, "GROUP_M = 1")
 panel(56 + COLS * CELL + 76, 96, GROUP, f"GROUP_M = {GROUP}")
 H = 96 + ROWS * CELL + 60
 write("block-order.svg", svg(W, H, "The order of the blocks: row by row, and in groups of rows",
-                             "Two 6 by 6 grids of patches of C, each numbered with the block that computes "
+                             "Two 6 by 6 grids of block tiles of C, each numbered with the block that computes "
                              "it. Left, GROUP_M = 1: blocks go along the first row, then the second. Right, "
                              "GROUP_M = 3: blocks go down three rows, then one column to the right, and the "
                              "next group of three rows starts after the first is done. The first nine blocks, "
