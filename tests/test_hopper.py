@@ -151,6 +151,23 @@ def test_the_hopper_kernel_options_say_what_is_wrong(binaries, pair, args, words
     assert len(lines) == 1 and all(w in lines[0] for w in words), result.stderr
 
 
+def test_a_forced_width_pads_n_to_its_multiple(binaries):
+    """--hopper-width=192 on the running example's N, 769, which the padding to whole 256-wide
+    tiles makes 1024: N is padded further, to a multiple of both, and the plan keeps the
+    width asked for; a width that divides N already pads nothing more."""
+    exe = str(binaries["F16_IN_F32_OUT"])
+    plan = subprocess.run([exe, "1531", "769", "1283", "--hopper-width=192", "--plan=h100"],
+                          capture_output=True, text=True, timeout=60)
+    assert plan.returncode == 0, plan.stderr
+    assert re.search(r"The Hopper kernel, where it runs too, pads it to 1536 x 1536 x \d+\.", plan.stdout), plan.stdout
+    assert "The Hopper kernel's tile: 128 x 192;" in plan.stdout, plan.stdout
+    plan = subprocess.run([exe, "1531", "769", "1283", "--hopper-width=128", "--plan=h100"],
+                          capture_output=True, text=True, timeout=60)
+    assert plan.returncode == 0, plan.stderr
+    assert re.search(r"pads it to 1536 x 1024 x \d+\.", plan.stdout), plan.stdout
+    assert "The Hopper kernel's tile: 128 x 128;" in plan.stdout, plan.stdout
+
+
 def test_help_names_the_hopper_kernel(binaries):
     text = subprocess.run([str(binaries["F16_IN_F32_OUT"]), "--help"], capture_output=True, text=True).stdout
     assert "wgmma (Hopper)" in text
