@@ -151,6 +151,23 @@ def test_the_hopper_kernel_options_say_what_is_wrong(binaries, pair, args, words
     assert len(lines) == 1 and all(w in lines[0] for w in words), result.stderr
 
 
+def test_a_forced_width_pads_n_to_its_multiple(binaries):
+    """--hopper-width=192 on the running example's N, 769, which the padding to whole 256-wide
+    tiles makes 1024: N is padded further, to a multiple of both, and the plan keeps the
+    width asked for; a width that divides N already pads nothing more."""
+    exe = str(binaries["F16_IN_F32_OUT"])
+    plan = subprocess.run([exe, "1531", "769", "1283", "--hopper-width=192", "--plan=h100"],
+                          capture_output=True, text=True, timeout=60)
+    assert plan.returncode == 0, plan.stderr
+    assert re.search(r"The Hopper kernel, where it runs too, pads it to 1536 x 1536 x \d+\.", plan.stdout), plan.stdout
+    assert "The Hopper kernel's tile: 128 x 192;" in plan.stdout, plan.stdout
+    plan = subprocess.run([exe, "1531", "769", "1283", "--hopper-width=128", "--plan=h100"],
+                          capture_output=True, text=True, timeout=60)
+    assert plan.returncode == 0, plan.stderr
+    assert re.search(r"pads it to 1536 x 1024 x \d+\.", plan.stdout), plan.stdout
+    assert "The Hopper kernel's tile: 128 x 128;" in plan.stdout, plan.stdout
+
+
 def test_help_names_the_hopper_kernel(binaries):
     text = subprocess.run([str(binaries["F16_IN_F32_OUT"]), "--help"], capture_output=True, text=True).stdout
     assert "wgmma (Hopper)" in text
@@ -193,7 +210,7 @@ def test_the_steps_before_persistence_take_a_tile_per_block(tmp_path):
     cu, _ = step_source(tmp_path, "h-widths")
     text = cu.read_text()
     document = (REPO / "gemm.md").read_text(encoding="utf-8")
-    for persistent in ("return (unsigned)(blocks < sms ? blocks : sms);", "t += gridDim.x) {"):
+    for persistent in ("return (unsigned)(blocks < h->sms ? blocks : h->sms);", "t += gridDim.x) {"):
         assert persistent in document and persistent not in text
     assert "return (unsigned)blocks;" in text and "hopper_tile<HOPPER_BN>(blockIdx.x, Mp, Np)" in text
 
@@ -307,8 +324,8 @@ def c_function(source, head):
     raise AssertionError(head)
 
 
-# The units of each block of a grid, by the variant's own for_each_unit, compiled for the host:
-# one line per unit, "block i first steps whole row col at.x at.y".
+# The work tiles of each block of a grid, by the variant's own for_each_work_tile, compiled for the
+# host: one line per work tile, "block i first k_tiles whole row col at.x at.y".
 UNITS_HARNESS = r"""
 #include <cstdio>
 #include <cstdint>
@@ -326,14 +343,14 @@ int main(int argc, char **argv)
     HopperShare share = {atoi(argv[5]), atoi(argv[6]), atoi(argv[7])};
     gridDim.x = atoi(argv[8]);
     for (blockIdx.x = 0; blockIdx.x < gridDim.x; blockIdx.x++) {
-        auto print = [](HopperUnit u) {
-            printf("%%u %%d %%d %%d %%d %%d %%d %%d %%d\n", blockIdx.x, u.i, u.first, u.steps, (int)u.whole, u.row,
+        auto print = [](WorkTile u) {
+            printf("%%u %%d %%d %%d %%d %%d %%d %%d %%d\n", blockIdx.x, u.i, u.first, u.k_tiles, (int)u.whole, u.row,
                    u.col, u.at.x, u.at.y);
         };
-        if (width == 256) for_each_unit<256>(Mp, Np, (int)steps, share, print);
-        else if (width == 192) for_each_unit<192>(Mp, Np, (int)steps, share, print);
-        else if (width == 128) for_each_unit<128>(Mp, Np, (int)steps, share, print);
-        else for_each_unit<64>(Mp, Np, (int)steps, share, print);
+        if (width == 256) for_each_work_tile<256>(Mp, Np, (int)steps, share, print);
+        else if (width == 192) for_each_work_tile<192>(Mp, Np, (int)steps, share, print);
+        else if (width == 128) for_each_work_tile<128>(Mp, Np, (int)steps, share, print);
+        else for_each_work_tile<64>(Mp, Np, (int)steps, share, print);
     }
 }
 """
@@ -342,7 +359,7 @@ int main(int argc, char **argv)
 def test_the_cluster_variant_pairs_its_blocks_step_for_step(tmp_path):
     """worklog/hopper-clusters.md, the experiment: the two blocks of a cluster multicast halves
     of one band of B into each other's stages, so they must take the same steps of K in the
-    same stages, on tiles one above the other in the same columns. Its for_each_unit, compiled
+    same stages, on tiles one above the other in the same columns. Its for_each_work_tile, compiled
     for the host with gemm.md's grouped_tile and the kernel's types, shares every unit out once
     and keeps the two blocks of each cluster in step, whole tiles and split ones, at widths
     that fill the waves and widths that do not; the build has the multicast, the remote
@@ -350,12 +367,12 @@ def test_the_cluster_variant_pairs_its_blocks_step_for_step(tmp_path):
     cu = gemmlib.tangle(tmp_path / "cl.cu", changes=("hopper-clusters",))
     source = cu.read_text()
     assert "constexpr int HOPPER_EMPTY_ARRIVALS = 8 * HOPPER_CLUSTER;" in source
-    assert source.count("tma_copy(&map_c, c_slot<HOPPER_BN>(") == 1, "the producer copies C as gemm.md's does"
+    assert source.count("tma_copy(&map_c, smem.c_slot(") == 1, "the producer copies C as gemm.md's does"
     code = "".join(c_function(source, head) for head in (
         r"static __device__ inline void grouped_tile", r"static __device__ inline int2 hopper_tile",
         r"static __host__ __device__ inline int64_t hopper_tiles", r"struct HopperShare",
-        r"static __host__ __device__ inline int64_t hopper_units", r"struct HopperUnit",
-        r"static __device__ inline void for_each_unit"))
+        r"static __host__ __device__ inline int64_t hopper_work_tiles", r"struct WorkTile",
+        r"static __device__ inline void for_each_work_tile"))
     harness = tmp_path / "units.cpp"
     harness.write_text(UNITS_HARNESS % {"group_m": 8, "code": code})
     exe = tmp_path / "units"
@@ -453,7 +470,7 @@ def test_the_8bit_and_tf32_pairs_have_their_own_wgmma(gemm_cu, tmp_path, pair, f
     operands are stored along K, nothing is turned; in NN, where B is not, the same kernels
     read B's turned copy, made by the turning kernel, which TN's build does not have."""
     _, report = ptx_and_report(gemm_cu, tmp_path, config_defines(pair, None, 0, 1), HOPPER)
-    assert "_Z4turn" not in (tmp_path / "k.ptx").read_text()
+    assert "_Z9transpose" not in (tmp_path / "k.ptx").read_text()
     widths = kernels_by_width(tmp_path / "k.ptx")
     assert sorted(widths) == sorted(gemmlib.registry()["hopper_widths"])
     for width, kernel in widths.items():
@@ -462,7 +479,7 @@ def test_the_8bit_and_tf32_pairs_have_their_own_wgmma(gemm_cu, tmp_path, pair, f
     if pair == "I8_IN_I32_OUT":   # one pair in NN is enough: the turning is the same for all
         nn = variant_kernels(tmp_path, (), pair, 0, 0)
         assert {w: k.count("wgmma.mma_async") for w, k in nn.items()} == {w: 4 for w in widths}
-        assert re.search(r"\.entry _Z4turnI\w+EvPKT_PS0_ll", (tmp_path / f"variant-{pair}-00.ptx").read_text())
+        assert re.search(r"\.entry _Z9transposeI\w+EvPKT_PS0_ll", (tmp_path / f"variant-{pair}-00.ptx").read_text())
     functions = hopper_spills(report)
     assert len(functions) == len(widths) and all(st == ld == "0" for _, st, ld in functions), functions
 
