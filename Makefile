@@ -116,7 +116,7 @@ $(VENV)/ok: tests/requirements.txt scripts/requirements-sweep.txt
 	@said=$$($(PYTHON) --version 2>&1 | head -n 1); \
 	version=$$(echo "$$said" | awk '$$1 == "Python" && split($$2, v, ".") >= 2 { print v[1] * 1000 + v[2] }'); \
 	if [ -z "$$version" ] || [ "$$version" -lt 3011 ]; then \
-		echo "make test needs Python 3.11 or newer; $(PYTHON) is $${said:-not found} (give another with PYTHON=...)" >&2; \
+		echo "$(VENV), the environment of make test and make sweep, needs Python 3.11 or newer; $(PYTHON) is $${said:-not found} (give another with PYTHON=...)" >&2; \
 		exit 1; \
 	fi
 	$(PYTHON) -m venv $(VENV)

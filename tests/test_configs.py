@@ -507,8 +507,9 @@ def test_make_test_stops_on_an_old_python_before_making_the_environment(make_dir
     result = run_make(make_dir, "test", f"PYTHON={fake_python(make_dir, tmp_path, version)}", f"VENV={venv}")
     assert result.returncode != 0
     errors = [line for line in result.stderr.splitlines() if not line.startswith("make: ")]
-    assert errors == [f"make test needs Python 3.11 or newer; {tmp_path}/fake-python{version} is "
-                      f"Python {version} (give another with PYTHON=...)"], result.stderr
+    assert errors == [f"{venv}, the environment of make test and make sweep, needs Python 3.11 or newer; "
+                      f"{tmp_path}/fake-python{version} is Python {version} (give another with PYTHON=...)"], \
+        result.stderr
     assert "asked" not in result.stdout and not venv.exists()
 
 
