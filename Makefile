@@ -135,7 +135,15 @@ screenshot: gemm.html
 
 # ---- tests: a virtual environment with pinned packages, made on first use ----
 VENV := .venv
+# The pinned matplotlib, pillow and contourpy need Python 3.11 or newer: say so in one line
+# before making an environment that pip cannot fill.
 $(VENV)/ok: tests/requirements.txt scripts/requirements-sweep.txt
+	@said=$$($(PYTHON) --version 2>&1 | head -n 1); \
+	version=$$(echo "$$said" | awk '$$1 == "Python" && split($$2, v, ".") >= 2 { print v[1] * 1000 + v[2] }'); \
+	if [ -z "$$version" ] || [ "$$version" -lt 3011 ]; then \
+		echo "$(VENV), the environment of make test and make sweep, needs Python 3.11 or newer; $(PYTHON) is $${said:-not found} (give another with PYTHON=...)" >&2; \
+		exit 1; \
+	fi
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/python -m pip install --quiet --disable-pip-version-check \
 		-r tests/requirements.txt -r scripts/requirements-sweep.txt

@@ -8,7 +8,9 @@ on that copy directly, with the same -D options the Makefile would pass.
 import shutil
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from pathlib import Path
 
 import pytest
@@ -52,28 +54,123 @@ def config_name(config):
     return "-".join(str(part) for part in config)
 
 
-@pytest.fixture(scope="session")
-def builds(gemm_cu, tmp_path_factory):
-    """Every valid configuration compiled once for sm_90, two at a time: those in EXECUTABLES
-    as ./gemm (the default shape left to the document, as a plain `make` does), with the cubin
-    and PTX of that same compile kept beside it, the rest as device code alone.
-    config -> (CompletedProcess, executable or None, cubin); the PTX is the cubin's path with
-    the suffix .ptx. (One compile serves the tests of the device code and of the host's.)"""
-    folder = tmp_path_factory.mktemp("builds")
+class Compiles:
+    """The configurations of gemm.md compiled for sm_90, each once in the session whichever
+    test asks for it first: those in EXECUTABLES as ./gemm (the default shape left to the
+    document, as a plain `make` does), with the cubin and PTX of that same compile kept beside
+    it; the rest as device code alone. compiles(config) -> (CompletedProcess, executable or
+    None, cubin); the PTX is the cubin's path with the suffix .ptx. Safe to call from threads."""
 
-    def build(config):
+    def __init__(self, source, folder):
+        self.source, self.folder = source, folder
+        self.lock = threading.Lock()
+        self.done = {}      # config -> Future of its compile, made by whoever asked first
+        self.pool, self.queued = None, {}
+
+    def __call__(self, config):
+        with self.lock:
+            future = self.done.get(config)
+            mine = future is None
+            if mine:
+                future = self.done[config] = Future()
+        if mine:
+            try:
+                future.set_result(self.compile(config))
+            except BaseException as e:
+                future.set_exception(e)
+        return future.result()
+
+    def compile(self, config):
         pair, shape, ta, tb = config
-        out = folder / ("gemm-" + config_name(config))
+        out = self.folder / ("gemm-" + config_name(config))
+        cubin = Path(f"{out}.cubin")
         if config in EXECUTABLES:
             shape_option = None if shape == default_shape(pair) else shape
-            result = gemmlib.nvcc(gemm_cu, out, config_defines(pair, shape_option, ta, tb),
+            result = gemmlib.nvcc(self.source, out, config_defines(pair, shape_option, ta, tb),
                                   gpu="sm_90", keep=True)
-            return result, out, Path(f"{out}.cubin")
-        cubin = Path(f"{out}.cubin")
-        return gemmlib.nvcc(gemm_cu, cubin, config_defines(*config), gpu="sm_90", mode="cubin"), None, cubin
+            return result, out, cubin
+        return gemmlib.nvcc(self.source, cubin, config_defines(*config), gpu="sm_90", mode="cubin"), None, cubin
 
+    def ahead(self, configs):
+        """Compile `configs` on two threads of their own (the machine has two cores), started
+        once; {config: Future of its compile}."""
+        with self.lock:
+            if self.pool is None:
+                self.pool = ThreadPoolExecutor(max_workers=2)
+                self.queued = {config: self.pool.submit(self, config) for config in configs}
+            return self.queued
+
+    def close(self):
+        """Stop what has not started (after a test run cut short); wait for what has."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def pytest_collection_modifyitems(items):
+    """The tests that need every configuration compiled (`builds`) run last, each file's in
+    their order: the others run first, while compile_ahead compiles in the background."""
+    items.sort(key=lambda item: "builds" in item.fixturenames)
+
+
+def say(request, line):
+    """Write a line on the terminal at once, even while pytest captures the tests' output."""
+    terminal = request.config.pluginmanager.get_plugin("terminalreporter")
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if terminal is not None and capture is not None:
+        with capture.global_and_fixture_disabled():
+            terminal.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def compiles(gemm_cu, tmp_path_factory, request):
+    """compiles(config): one configuration of VALID, compiled once in the session (Compiles)."""
+    made = Compiles(gemm_cu, tmp_path_factory.mktemp("builds"))
+    request.addfinalizer(made.close)
+    return made
+
+
+# Longest first, so that the two threads end together: the executables, then device code alone.
+AHEAD = sorted(VALID, key=lambda config: config not in EXECUTABLES)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def compile_ahead(request):
+    """Where some test of the session needs every configuration (`builds`), start compiling
+    them all in the background at once (minutes of work), so that the tests that need none,
+    run first, have the other core's time."""
+    if any("builds" in item.fixturenames for item in request.session.items):
+        request.getfixturevalue("compiles").ahead(AHEAD)
+        say(request, f"\ncompiling gemm.md in the background: {len(VALID)} configurations for sm_90, "
+                     f"{len(EXECUTABLES)} of them as ./gemm; the tests that need them run last")
+
+
+@pytest.fixture(scope="session")
+def executable(compiles):
+    """executable(pair, ta, tb): ./gemm of the pair at its default shape in that layout, compiled
+    once in the session (shared with `builds`); fails the test if it did not build."""
+    def get(pair, ta=0, tb=1):
+        result, exe, _ = compiles((pair, default_shape(pair), ta, tb))
+        assert result.returncode == 0, result.stderr
+        return exe
+    return get
+
+
+@pytest.fixture(scope="session")
+def builds(compiles, request):
+    """Every valid configuration compiled (`compiles`, begun by compile_ahead); while some are
+    still compiling, a line every few configurations says how far it has got.
+    config -> (CompletedProcess, executable or None, cubin)."""
     assert set(EXECUTABLES) <= set(VALID)
-    return in_parallel(build, VALID)
+    futures = compiles.ahead(AHEAD)
+    left = [config for config in VALID if not futures[config].done()]
+    if left:
+        start = time.monotonic()
+        say(request, f"\ncompiling gemm.md: {len(VALID) - len(left)}/{len(VALID)} configurations done")
+        for n, _ in enumerate(as_completed(futures[config] for config in left), 1):
+            if n % 8 == 0 or n == len(left):
+                say(request, f"compiling gemm.md: {len(VALID) - len(left) + n}/{len(VALID)} configurations "
+                             f"done ({time.monotonic() - start:.0f} s)")
+    return {config: futures[config].result() for config in VALID}
 
 
 def in_parallel(function, items):

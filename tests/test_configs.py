@@ -567,6 +567,39 @@ def test_make_refuses_a_setting_of_several_words(make_dir):
     assert result.returncode != 0
 
 
+def fake_python(make_dir, folder, version):
+    """A stand-in for python3 that answers --version with `version` and fails anything else,
+    saying what it was asked; and the requirements that `make test` needs beside the Makefile."""
+    path = folder / f"fake-python{version}"
+    path.write_text(f'#!/bin/sh\n[ "$1" = --version ] && echo "Python {version}" && exit 0\n'
+                    f'echo "asked: $*"; exit 3\n')
+    path.chmod(0o755)
+    for requirements in ["tests/requirements.txt", "scripts/requirements-sweep.txt"]:
+        (make_dir / requirements).parent.mkdir(exist_ok=True)
+        shutil.copy(REPO / requirements, make_dir / requirements)
+    return path
+
+
+@pytest.mark.parametrize("version", ["3.10.12", "2.7.18", "3.9.2"])
+def test_make_test_stops_on_an_old_python_before_making_the_environment(make_dir, tmp_path, version):
+    venv = tmp_path / "venv"
+    result = run_make(make_dir, "test", f"PYTHON={fake_python(make_dir, tmp_path, version)}", f"VENV={venv}")
+    assert result.returncode != 0
+    errors = [line for line in result.stderr.splitlines() if not line.startswith("make: ")]
+    assert errors == [f"{venv}, the environment of make test and make sweep, needs Python 3.11 or newer; "
+                      f"{tmp_path}/fake-python{version} is Python {version} (give another with PYTHON=...)"], \
+        result.stderr
+    assert "asked" not in result.stdout and not venv.exists()
+
+
+@pytest.mark.parametrize("version", ["3.11.0", "3.12.1", "3.20.0"])
+def test_make_test_goes_on_to_the_environment_with_python_3_11_or_newer(make_dir, tmp_path, version):
+    venv = tmp_path / "venv"
+    result = run_make(make_dir, "test", f"PYTHON={fake_python(make_dir, tmp_path, version)}", f"VENV={venv}")
+    assert f"asked: -m venv {venv}" in result.stdout, result.stdout + result.stderr
+    assert "needs Python" not in result.stderr
+
+
 # ---------------------------------------------------------------- the document's own defaults
 
 @pytest.fixture(scope="module")

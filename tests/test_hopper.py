@@ -20,14 +20,22 @@ CASES = [("F16_IN_F32_OUT", 0, 1, ".f32.f16.f16", 2), ("F16_IN_F32_OUT", 0, 0, "
          ("F16_IN_OUT", 1, 0, ".f16.f16.f16", 6), ("BF16_IN_F32_OUT", 1, 1, ".f32.bf16.bf16", 3)]
 
 
+_COMPILED = {}   # (source, defines, target) -> (PTX, ptxas's report): one compile for the tests that share one
+
+
 def ptx_and_report(gemm_cu, tmp_path, defines, target):
     """One compile: the cubin, its PTX beside it (k.ptx) and ptxas's report of each kernel."""
-    cubin = gemmlib.nvcc(gemm_cu, tmp_path / "k.cubin", defines + ["-Xptxas", "-v"], gpu=target,
-                         mode="cubin")
-    assert cubin.returncode == 0, cubin.stderr
     ptx = tmp_path / "k.ptx"
+    key = (str(gemm_cu), tuple(defines), target)
+    if key not in _COMPILED:
+        cubin = gemmlib.nvcc(gemm_cu, tmp_path / "k.cubin", defines + ["-Xptxas", "-v"], gpu=target,
+                             mode="cubin")
+        assert cubin.returncode == 0, cubin.stderr
+        _COMPILED[key] = ptx.read_text(), cubin.stderr
+    ptx.write_text(_COMPILED[key][0])
+    cubin_stderr = _COMPILED[key][1]
     widths = kernels_by_width(ptx)   # the widest tile's kernel: the one the earlier steps had
-    return (widths[max(widths)] if widths else None), cubin.stderr
+    return (widths[max(widths)] if widths else None), cubin_stderr
 
 
 def hopper_spills(report):
@@ -128,14 +136,8 @@ def test_a_hopper_pair_the_kernel_has_no_form_for_is_refused(gemm_cu, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def binaries(gemm_cu, nvcc, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("hopper")
-    made = {}
-    for pair in ("F16_IN_F32_OUT", "F64_IN_OUT"):
-        made[pair] = folder / pair
-        result = nvcc(gemm_cu, made[pair], config_defines(pair, None, 0, 1))
-        assert result.returncode == 0, result.stderr
-    return made
+def binaries(executable):
+    return {pair: executable(pair, 0, 1) for pair in ("F16_IN_F32_OUT", "F64_IN_OUT")}
 
 
 @pytest.mark.parametrize("pair, args, words", [

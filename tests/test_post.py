@@ -398,13 +398,6 @@ def test_render_works_from_another_directory(tmp_path):
     assert page.count("data:image/svg+xml") + page.count("<svg") >= 3
 
 
-def test_fence_parser():
-    md = ("```cpp\nint a;\n```\n\n~~~ {.cpp .numberLines}\nint b;\n~~~\n\n"
-          "````markdown\n```cpp\nnot code\n```\n````\n\n```sh\nls\n```\n\n"
-          "```{.python}\nx = 1\n```\n\n   ```cpp\n   int c;\n     int d;\n   ```\n")
-    assert [code for _, code in cpp_blocks(md)] == ["int a;", "int b;", "int c;\n  int d;"]
-
-
 # ---- the browser check itself ----
 
 def test_browser_check_catches_a_bad_page(tmp_path):
@@ -444,10 +437,11 @@ def test_browser_check_measures_the_layout(tmp_path):
                           capture_output=True, text=True, timeout=400)
     out = proc.stdout
     assert proc.returncode == 1, out + proc.stderr
-    assert "ok    page width at 390px: " in out or "FAIL  page width at 390px" in out
+    # The code block scrolls inside itself, but the table, which cannot, widens the whole page.
+    page_width = re.search(r"(?m)^FAIL  page width at 390px: (\d+)px of content in a 390px window$", out)
+    assert page_width and int(page_width[1]) > 390, out
     for name in ("code blocks at 390px", "tables at 390px", "figure text at 390px"):
         assert f"FAIL  {name}" in out, out
-    assert "390px window" in out
 
 
 # ---- the figures ----
@@ -628,25 +622,6 @@ def test_the_main_path_is_an_evening():
     words, code = budget(text)
     assert words <= MAX_WORDS, f"the main path has {words} words of prose, the budget {MAX_WORDS}"
     assert code <= MAX_CODE_LINES, f"the main path shows {code} lines of code, the budget {MAX_CODE_LINES}"
-
-
-def test_the_budget_counts_what_a_reader_sees():
-    sample = "\n".join([
-        "---", "title: \"not counted\"", "---", "# A chapter", "",
-        "Two words, [a link](#far-away-target) and 3 numbers: 4.5 %.", "",
-        "| a | b |", "|---|---:|", "| one | 2 |", "",
-        "![A caption of five words.](post/figures/x.svg)", "",
-        "```cpp", "int shown;", "", "```", "",
-        "<details>", "<summary>A summary shows</summary>", "", "```cpp", "int folded;", "```", "", "</details>", "",
-        "Text[^n] after.^[An inline footnote, read.]", "", "[^n]: A footnote is read", "    on the way.", "",
-        "# Appendix Z: not read", "", "Many words here are not counted at all.", "",
-        "```cpp", "int appendix;", "```",
-    ])
-    # "A chapter" 2; the paragraph 9 (a link's text counts, its target not; "%" counts too);
-    # the table 4 ("a", "b", "one", "2": its bars and rule are markup); the caption 5; "Text
-    # after." with its inline footnote 5; the fold's summary 3; the footnote 4 + 3; the code:
-    # the shown block's two lines (its blank line counts), not the folded one
-    assert budget(sample) == (2 + 9 + 4 + 5 + 5 + 3 + 4 + 3, 2)
 
 
 def test_the_kernel_comes_early_and_the_chapters_tell_one_story():

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+import conftest
 from conftest import GPUS, PAIRS as REGISTRY_PAIRS, TYPES
 import gemmlib
 
@@ -33,17 +34,10 @@ ARCH_OF = {name: f"sm_{g['cc']}" for name, g in GPUS.items()}
 
 
 @pytest.fixture(scope="module")
-def tn(gemm_cu, nvcc, defines, parallel, tmp_path_factory):
-    """Every pair built in the layout TN (as the measurements were), without cuBLAS."""
-    folder = tmp_path_factory.mktemp("tiles")
-
-    def build(pair):
-        out = folder / pair
-        result = nvcc(gemm_cu, out, defines(pair, None, 0, 1))
-        assert result.returncode == 0, result.stderr
-        return out
-
-    return parallel(build, PAIRS)
+def tn(executable, parallel):
+    """Every pair built in the layout TN (as the measurements were), without cuBLAS: the
+    session's compiles of those configurations, which other tests share."""
+    return parallel(lambda pair: executable(pair, 0, 1), PAIRS)
 
 
 def run(binary, *args):
@@ -241,15 +235,35 @@ def test_help_lists_the_tiles_and_the_gpus(tn):
         assert gpu in text
 
 
+def arch_pairs(arch):
+    return ["F16_IN_F32_OUT", "I8_IN_I32_OUT"] if arch == "sm_75" else ["F16_IN_F32_OUT"]
+
+
+@pytest.fixture(scope="module")
+def arch_builds(gemm_cu, nvcc, defines, parallel, compiles, tmp_path_factory):
+    """(pair, arch) -> (CompletedProcess, cubin) of the pairs each architecture's test checks,
+    compiled two at a time; sm_90's is the session's compile of that configuration."""
+    folder = tmp_path_factory.mktemp("archs")
+
+    def build(key):
+        pair, arch = key
+        if arch == "sm_90":
+            result, _, cubin = compiles((pair, conftest.default_shape(pair), 0, 1))
+            return result, cubin
+        cubin = folder / f"{pair}-{arch}.cubin"
+        return nvcc(gemm_cu, cubin, defines(pair, None, 0, 1), mode="cubin", arch=arch), cubin
+
+    return parallel(build, [(pair, arch) for arch in sorted(set(ARCH_OF.values())) for pair in arch_pairs(arch)])
+
+
 @pytest.mark.parametrize("gpu", sorted(ARCH_OF, key=ARCH_OF.get))
-def test_each_architecture_compiles_the_tiles_that_fit_it(gemm_cu, nvcc, defines, tn, tmp_path, gpu):
+def test_each_architecture_compiles_the_tiles_that_fit_it(arch_builds, tn, gpu):
     """The kernel of a tile that fits the architecture's shared memory has its WMMA code;
     one that does not is compiled as an empty kernel that traps, and the choice for that GPU
     never takes it. (The smallest tile fitting every GPU is a static_assert in gemm.md.)"""
     arch = ARCH_OF[gpu]
-    for pair in (["F16_IN_F32_OUT", "I8_IN_I32_OUT"] if arch == "sm_75" else ["F16_IN_F32_OUT"]):
-        cubin = tmp_path / f"{pair}-{arch}.cubin"
-        result = nvcc(gemm_cu, cubin, defines(pair, None, 0, 1), mode="cubin", arch=arch)
+    for pair in arch_pairs(arch):
+        result, cubin = arch_builds[(pair, arch)]
         assert result.returncode == 0, result.stderr
         parts = re.split(r"(?m)^(?:\.visible\s+)?\.entry\s+", cubin.with_suffix(".ptx").read_text())
         entries = {re.match(r"[\w$]+", part)[0]: part for part in parts[1:]}
