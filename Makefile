@@ -101,9 +101,17 @@ endif
 # here, which only make's builds include. Each \ and " of NVFLAGS is escaped twice: once for
 # the line, a shell command with NVFLAGS="...", and once for the C string that holds it.
 escape = $(subst ",\",$(subst \,\\,$(1)))
+# --version names the commit that last changed gemm.md, and says where the file has changed since.
+GEMM_COMMIT := $(shell git log -1 --format=%h -- gemm.md 2>/dev/null)
+ifneq ($(GEMM_COMMIT),)
+  ifneq ($(shell git diff --quiet HEAD -- gemm.md 2>/dev/null; echo $$?),0)
+    GEMM_COMMIT := $(GEMM_COMMIT), with changes not committed
+  endif
+endif
 define BUILT_WITH
 #define BUILT_NVFLAGS "$(call escape,$(call escape,$(NVFLAGS)))"
 #define BUILT_ARCH "$(BUILT_ARCH)"
+$(if $(GEMM_COMMIT),#define GEMM_COMMIT "gemm.md at $(GEMM_COMMIT)")
 endef
 
 ALLFLAGS := $(NVFLAGS) $(GENCODE) $(CONFIG) -include build/built_with.h
