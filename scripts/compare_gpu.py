@@ -7,6 +7,8 @@
     python3 scripts/compare_gpu.py --new-change hopper-spread-c ...     gemm.md with a change file
     python3 scripts/compare_gpu.py --base-change hopper-batched-stores --sizes 4096,3000
     python3 scripts/compare_gpu.py --new-flags=-DGROUP_M=16 ...          a setting changed at build time
+    python3 scripts/compare_gpu.py --base OLD.md --sass [--layouts NN,TN,NT,TT] [--pairs P1,P2]
+                                   is the device code the same? (no GPU needed)
     python3 scripts/compare_gpu.py ... --also="--kernel=all --repeat 20" --also="769x4751x2100 --verify=full"
 
 Builds OLD.md and NEW.md (gemm.md unless given) (through gemmlib, for the GPU present) for every type pair
@@ -31,6 +33,7 @@ the choice, --also="--kernel=all --repeat 20" for every kernel at each size). It
 import argparse
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -76,7 +79,13 @@ def main(argv=None):
     parser.add_argument("--also", action="append", default=[], metavar="ARGS",
                         help="one more run of the new build, ./gemm with ARGS, at each size or a size "
                              "ARGS begin with")
+    parser.add_argument("--sass", action="store_true",
+                        help="compare the two documents' machine code for sm_90a instead of timing them")
     args = parser.parse_args(argv)
+    if args.sass:
+        if args.base is None:
+            parser.error("--sass compares two documents: give --base")
+        return compare_sass(args)
     if args.base is None and not (args.base_args or args.new_args or args.new_change or args.base_change
                                   or args.base_flags or args.new_flags):
         parser.error("give --base, --new-change, --base-change, --base-flags or --new-flags, or "
@@ -149,6 +158,69 @@ def main(argv=None):
                 f.write(",".join('"' + str(r[c]) + '"' if "," in str(r[c]) or " " in str(r[c])
                                  else str(r[c]) for c in columns) + "\n")
     return 1 if failed else 0
+
+
+def sass_functions(text):
+    """cuobjdump -sass's text of a cubin as a sorted list of its functions' bodies: the
+    instructions without addresses, encodings or the names of functions and symbols."""
+    bodies, body = [], None
+    for line in text.splitlines():
+        if line.strip().startswith("Function :"):
+            if body is not None:
+                bodies.append("\n".join(body))
+            body = []
+            continue
+        match = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s*(.*?)\s*;", line)
+        if body is not None and match:
+            # A relocation names its symbol (a mangled kernel, a label): keep only that there is one.
+            body.append(re.sub(r"[.$]?\b[A-Za-z_$][\w$.]*(?=@)|\b_Z[\w$.]*", "SYMBOL", match.group(1)))
+    if body is not None:
+        bodies.append("\n".join(body))
+    return sorted(bodies)
+
+
+def compare_sass(args):
+    """--sass: every pair's device code from both documents, compared. 0 if all the same."""
+    if shutil.which("cuobjdump") is None:
+        sys.exit("compare_gpu: --sass reads machine code with cuobjdump, which is not on PATH "
+                 "(it comes with the CUDA toolkit's binary utilities)")
+    described = gemmlib.registry()
+    layouts = {n: tuple(v) for n, v in described["layouts"].items()}
+    chosen = args.layouts.split(",")
+    unknown = [l for l in chosen if l not in layouts]
+    if unknown:
+        sys.exit(f"compare_gpu: no layout {', '.join(unknown)} (there are {', '.join(layouts)})")
+    pairs = [p for p in gemmlib.pairs(described) if not args.pairs or p in args.pairs.split(",")]
+    folder = gemmlib.REPO / "build" / "compare-sass"
+    folder.mkdir(parents=True, exist_ok=True)
+    for tag, document, changes in (("base", args.base, args.base_change), ("new", args.new, args.new_change)):
+        gemmlib.tangle(folder / f"{tag}.cu", changes=changes, document=document)
+    keys = [(tag, p, l) for tag in ("base", "new") for p in pairs for l in chosen]
+
+    def compile_(key):
+        tag, pair, layout = key
+        cubin = folder / f"{tag}-{pair}-{layout}.cubin"
+        result = gemmlib.nvcc(folder / f"{tag}.cu", cubin, gemmlib.defines(pair, None, *layouts[layout],
+                              cublas=False) + args.__dict__[f"{tag}_flags"].split(), gpu="90a", mode="cubin")
+        if result.returncode != 0:
+            sys.exit(f"compare_gpu: {tag} did not build for {pair} {layout}:\n{result.stderr[-3000:]}")
+        return sass_functions(subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True,
+                                             text=True, check=True).stdout)
+
+    print(f"compiling {len(keys)} configurations for sm_90a...", flush=True)
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        code = dict(zip(keys, pool.map(compile_, keys)))
+    differ = 0
+    for pair in pairs:
+        for layout in chosen:
+            base, new = code[("base", pair, layout)], code[("new", pair, layout)]
+            changed = len(set(base) ^ set(new)) if base != new else 0
+            differ += base != new
+            print(f"{pair:16} {layout:3} {len(new):3} functions: "
+                  + ("same" if base == new else f"DIFFER ({changed} bodies not in both; "
+                     f"{len(base)} functions before)"), flush=True)
+    print(f"{len(pairs) * len(chosen) - differ} configurations the same, {differ} different")
+    return 1 if differ else 0
 
 
 def also_runs(extra, sizes):

@@ -119,3 +119,26 @@ def test_which_kernel_runs_where_comes_from_describe():
     assert gemmlib.target("80") == ["-arch=sm_80"] and gemmlib.target("100") == ["-arch=sm_100"]
     with pytest.raises(SystemExit):
         gemmlib.kernel("nosuch", REGISTRY)
+
+
+SASS = """
+        code for sm_90a
+                Function : %(name)s
+        .headerflags    @"EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)"
+        /*0000*/                   LDC R1, c[0x0][0x28] ;                          /* 0x00000a00ff017b82 */
+        /*0010*/                   MOV R4, 32@lo((%(name)s + .L_x_3@srel)) ;     /* 0x0000000000047802 */
+        /*0020*/                   %(op)s R2, R1, 0x1 ;                          /* 0x0000000101027836 */
+        ..........
+"""
+
+
+def test_compare_sass_ignores_names_and_addresses_but_not_instructions():
+    """compare_gpu.py --sass: a kernel renamed (its mangled name, the relocations that name it)
+    is the same code; one instruction changed is not."""
+    import compare_gpu
+    before = compare_gpu.sass_functions(SASS % {"name": "_Z10gemm_wgmmaI11HopperShareEvv", "op": "IADD3"})
+    renamed = compare_gpu.sass_functions(SASS % {"name": "_Z10gemm_wgmmaI9WorkTilesEvv", "op": "IADD3"})
+    changed = compare_gpu.sass_functions(SASS % {"name": "_Z10gemm_wgmmaI11HopperShareEvv", "op": "IMAD"})
+    assert len(before) == 1 and "LDC R1, c[0x0][0x28]" in before[0]
+    assert before == renamed
+    assert before != changed
