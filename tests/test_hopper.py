@@ -469,8 +469,8 @@ def test_the_variant_with_lean_steps_makes_each_descriptor_once(tmp_path):
 def test_the_8bit_and_tf32_pairs_have_their_own_wgmma(gemm_cu, tmp_path, pair, form):
     """Each width's kernel multiplies with the pair's own form of wgmma, four per step of 128
     bytes, and ptxas gives each the registers it needs without spilling. In TN, where both
-    operands are stored along K, nothing is turned; in NN, where B is not, the same kernels
-    read B's turned copy, made by the turning kernel, which TN's build does not have."""
+    operands are stored along K, nothing is copied; in NN, where B is not, the same kernels
+    read B's K-major copy, made by the transposing kernel, which TN's build does not have."""
     _, report = ptx_and_report(gemm_cu, tmp_path, config_defines(pair, None, 0, 1), HOPPER)
     assert "_Z9transpose" not in (tmp_path / "k.ptx").read_text()
     widths = kernels_by_width(tmp_path / "k.ptx")
@@ -478,7 +478,7 @@ def test_the_8bit_and_tf32_pairs_have_their_own_wgmma(gemm_cu, tmp_path, pair, f
     for width, kernel in widths.items():
         found = re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)(k\d+\.\w+\.\w+\.\w+)", kernel)
         assert found == [(str(width), form)] * 4, (width, found[:2])
-    if pair == "I8_IN_I32_OUT":   # one pair in NN is enough: the turning is the same for all
+    if pair == "I8_IN_I32_OUT":   # one pair in NN is enough: the K-major copy is the same for all
         nn = variant_kernels(tmp_path, (), pair, 0, 0)
         assert {w: k.count("wgmma.mma_async") for w, k in nn.items()} == {w: 4 for w in widths}
         assert re.search(r"\.entry _Z9transposeI\w+EvPKT_PS0_ll", (tmp_path / f"variant-{pair}-00.ptx").read_text())
