@@ -112,13 +112,29 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: "builds" in item.fixturenames)
 
 
-def say(request, line):
+def say(config, line):
     """Write a line on the terminal at once, even while pytest captures the tests' output."""
-    terminal = request.config.pluginmanager.get_plugin("terminalreporter")
-    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
     if terminal is not None and capture is not None:
         with capture.global_and_fixture_disabled():
             terminal.write_line(line)
+
+
+# The compiles begun in the background, for the progress lines: pytest's config, the Compiles,
+# how many were done when a line last said so, and when they began.
+AHEAD_STATE = {}
+
+
+def pytest_runtest_logfinish():
+    """After each test, while the background compiles go on, a line for every 8 more done."""
+    if not AHEAD_STATE or AHEAD_STATE["said"] == len(VALID):
+        return
+    done = sum(future.done() for future in AHEAD_STATE["compiles"].queued.values())
+    if done >= AHEAD_STATE["said"] + 8 or done == len(VALID):
+        AHEAD_STATE["said"] = done
+        say(AHEAD_STATE["config"], f"\ncompiling gemm.md in the background: {done}/{len(VALID)} "
+                                   f"configurations done ({time.monotonic() - AHEAD_STATE['start']:.0f} s)")
 
 
 @pytest.fixture(scope="session")
@@ -139,9 +155,11 @@ def compile_ahead(request):
     them all in the background at once (minutes of work), so that the tests that need none,
     run first, have the other core's time."""
     if any("builds" in item.fixturenames for item in request.session.items):
-        request.getfixturevalue("compiles").ahead(AHEAD)
-        say(request, f"\ncompiling gemm.md in the background: {len(VALID)} configurations for sm_90, "
-                     f"{len(EXECUTABLES)} of them as ./gemm; the tests that need them run last")
+        compiles = request.getfixturevalue("compiles")
+        compiles.ahead(AHEAD)
+        AHEAD_STATE.update(config=request.config, compiles=compiles, said=0, start=time.monotonic())
+        say(request.config, f"\ncompiling gemm.md in the background: {len(VALID)} configurations for sm_90, "
+                            f"{len(EXECUTABLES)} of them as ./gemm; the tests that need them run last")
 
 
 @pytest.fixture(scope="session")
@@ -165,11 +183,13 @@ def builds(compiles, request):
     left = [config for config in VALID if not futures[config].done()]
     if left:
         start = time.monotonic()
-        say(request, f"\ncompiling gemm.md: {len(VALID) - len(left)}/{len(VALID)} configurations done")
+        say(request.config, f"\ncompiling gemm.md: {len(VALID) - len(left)}/{len(VALID)} configurations done")
         for n, _ in enumerate(as_completed(futures[config] for config in left), 1):
             if n % 8 == 0 or n == len(left):
-                say(request, f"compiling gemm.md: {len(VALID) - len(left) + n}/{len(VALID)} configurations "
-                             f"done ({time.monotonic() - start:.0f} s)")
+                say(request.config, f"compiling gemm.md: {len(VALID) - len(left) + n}/{len(VALID)} configurations "
+                                    f"done ({time.monotonic() - start:.0f} s)")
+    if AHEAD_STATE:
+        AHEAD_STATE["said"] = len(VALID)     # all said: no more lines after the tests
     return {config: futures[config].result() for config in VALID}
 
 
