@@ -201,7 +201,7 @@ def compare_sass(args):
         tag, pair, layout = key
         cubin = folder / f"{tag}-{pair}-{layout}.cubin"
         result = gemmlib.nvcc(folder / f"{tag}.cu", cubin, gemmlib.defines(pair, None, *layouts[layout],
-                              cublas=False) + args.__dict__[f"{tag}_flags"].split(), gpu="90a", mode="cubin")
+                              cublas=False) + args.__dict__[f"{tag}_flags"].split(), gpu="sm_90a", mode="cubin")
         if result.returncode != 0:
             sys.exit(f"compare_gpu: {tag} did not build for {pair} {layout}:\n{result.stderr[-3000:]}")
         return sass_functions(subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True,
