@@ -516,6 +516,29 @@ def test_make_records_its_flags_for_the_report_as_a_shell_word(make_dir):
     assert shlex.split(f'NVFLAGS="{shell_text}"') == [f"NVFLAGS={nvflags}"]
 
 
+def test_make_records_the_commit_of_gemm_md_for_version(tmp_path):
+    """--version names the commit that last changed gemm.md, as make writes it into
+    build/built_with.h; it says so where gemm.md has changed since, and names none outside git."""
+    if shutil.which("make") is None or shutil.which("git") is None:
+        pytest.skip("make or git is not installed")
+    for name in ["gemm.md", "tangle.py", "Makefile"]:
+        shutil.copy(REPO / name, tmp_path / name)
+
+    def recorded():
+        assert run_make(tmp_path, "-n", "ARCH=sm_90").returncode == 0
+        return re.findall(r'(?m)^#define GEMM_COMMIT "(.*)"$', (tmp_path / "build" / "built_with.h").read_text())
+
+    assert recorded() == []
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    for step in (["init", "-q"], ["add", "gemm.md", "tangle.py", "Makefile"], ["commit", "-q", "-m", "m"]):
+        subprocess.run(git + step, check=True, capture_output=True)
+    head = subprocess.run(git + ["log", "-1", "--format=%h"], capture_output=True, text=True).stdout.strip()
+    assert recorded() == [f"gemm.md at {head}"]
+    with open(tmp_path / "gemm.md", "a", encoding="utf-8") as f:
+        f.write("\nA line more.\n")
+    assert recorded() == [f"gemm.md at {head}, with changes not committed"]
+
+
 def test_make_passes_the_type_pair(make_dir):
     line = nvcc_line(make_n(make_dir, "TYPE=F64_IN_OUT"))
     flags = line.split()
