@@ -769,7 +769,7 @@ def test_the_results_chapter_is_its_session():
     # the other pairs at 8192^3, as the table shows them
     share = lambda t, b, k: worklog.shown(cells[(t, b, k)]) / worklog.shown(cells[(t, b, "cublas")])
     assert ("runs tf32 at 102 % of cuBLAS and int8 at 132 %, uint8 6 % faster still. With B plain, "
-            "turning B included, it runs tf32 at 94 % and int8 at 9.5 times cuBLAS's slow int8 GEMM") in text
+            "its K-major copy included, it runs tf32 at 94 % and int8 at 9.5 times cuBLAS's slow int8 GEMM") in text
     assert close("102", 100 * share("TF32_IN_F32_OUT", 1, "wgmma"))
     assert close("132", 100 * share("I8_IN_I32_OUT", 1, "wgmma"))
     assert close("6", 100 * (worklog.shown(cells[("U8_IN_I32_OUT", 1, "wgmma")])
@@ -961,7 +961,7 @@ def test_step_h8_in_appendix_f_is_its_measurements():
     assert "the 64-wide tile runs at 0.53 to 0.58 of the widest" in text
     assert re.search(r"HOPPER_WIDTHS\[\] = \{.*\{64, 0\.55\}\};", POST)
     cost = re.search(r"constexpr double HOPPER_SPLIT_COST = (\d+);", POST)[1]
-    assert f"come to about {cost} steps of the widest tile (`HOPPER_SPLIT_COST`)" in text
+    assert f"come to about {cost} k-tiles of the widest tile (`HOPPER_SPLIT_COST`)" in text
     h8 = compare_shares(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-h8.csv")
     small = [v[2] - 1 for (t, size), v in h8.items() if size in ("512x512x512", "768x768x768", "1024x1024x1024")]
     assert pct_range(small) == "9–26" and "+9 to +26 % at $512^3$, $768^3$ and $1024^3$" in text
