@@ -13,16 +13,16 @@ import subprocess
 import pytest
 
 import gemmlib
-from conftest import GPUS, config_defines
+from conftest import GPUS, default_shape
 
 PAIR = "F16_IN_F32_OUT"
 
 
 @pytest.fixture(scope="module")
-def gemm(gemm_cu, tmp_path_factory):
-    """gemm(*args): the CompletedProcess of one ./gemm of the default pair."""
-    exe = tmp_path_factory.mktemp("command-line") / "gemm"
-    built = gemmlib.nvcc(gemm_cu, exe, config_defines(PAIR), gpu="sm_90")
+def gemm(compiles):
+    """gemm(*args): the CompletedProcess of one ./gemm of the default pair and layout (the
+    session's compile of it)."""
+    built, exe, _ = compiles((PAIR, default_shape(PAIR), 0, 0))
     assert built.returncode == 0, built.stderr
 
     def run(*args, timeout=120):

@@ -20,7 +20,11 @@ from conftest import PAIRS, REGISTRY, SHAPES, TYPES, VALID
 
 REPO = Path(__file__).resolve().parent.parent
 
-INVALID = [(t, s) for t in TYPES for s in SHAPES if s not in PAIRS[t]["shapes"]]
+# Type pairs with shapes they do not take: each pair with one, and each shape with one pair (the
+# check is one static_assert for all of them).
+MISMATCHED = [(t, s) for t in TYPES for s in SHAPES if s not in PAIRS[t]["shapes"]]
+INVALID = sorted({next(m for m in MISMATCHED if m[0] == t) for t in TYPES}
+                 | {next(m for m in MISMATCHED if m[1] == s) for s in SHAPES if any(m[1] == s for m in MISMATCHED)})
 
 # PTX's names of the C++ element types --describe gives for a pair's inputs and accumulator.
 PTX_TYPE = {"half": "f16", "bfloat16": "bf16", "unsigned char": "u8", "signed char": "s8",
