@@ -12,7 +12,6 @@ import subprocess
 
 import pytest
 
-import gemmlib
 from conftest import GPUS, default_shape
 
 PAIR = "F16_IN_F32_OUT"
