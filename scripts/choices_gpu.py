@@ -166,23 +166,26 @@ def check(described, wanted, layouts, source, folder, gpu):
                 result = gemmlib.run(exe, [*shape_of(size), *options])
                 if refused(result.returncode, options):
                     continue
-                ok = result.returncode == 0
+                ok = said(result, f"{pair} {layout} width {width} {size}")
                 failed += not ok
-                print(f"{'PASS' if ok else 'FAIL'} {pair} {layout} width {width} {size}", flush=True)
-                if not ok:
-                    print((result.stdout + result.stderr)[-1500:], flush=True)
                 taken = size if ok else taken
             if taken:
                 memcheck = subprocess.run(["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "9",
                                            str(exe), *shape_of(taken), *options, "--warmup", "0", "--repeat", "1"],
                                           capture_output=True, text=True, timeout=MEMCHECK_TIMEOUT)
-                ok = memcheck.returncode == 0
-                failed += not ok
-                print(f"{'PASS' if ok else 'FAIL'} {pair} {layout} width {width} {taken} memcheck", flush=True)
-                if not ok:
-                    print((memcheck.stdout + memcheck.stderr)[-1500:], flush=True)
+                failed += not said(memcheck, f"{pair} {layout} width {width} {taken} memcheck")
     print(f"{failed} failed")
     return 1 if failed else 0
+
+
+def said(result, what):
+    """Prints PASS or FAIL and what was run, with the end of its output where it failed;
+    whether it passed."""
+    ok = result.returncode == 0
+    print(f"{'PASS' if ok else 'FAIL'} {what}", flush=True)
+    if not ok:
+        print((result.stdout + result.stderr)[-1500:], flush=True)
+    return ok
 
 
 if __name__ == "__main__":
