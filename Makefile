@@ -91,10 +91,10 @@ ifeq ($(filter $(CUBLAS),0 1),)
 endif
 ifeq ($(CUBLAS),1)
   CONFIG += -DUSE_CUBLAS=1
-  LIBS   := -lcublas -lcublasLt
+  LIBS   := -lcublas -lcublasLt -ldl
 else
   CONFIG += -DUSE_CUBLAS=0
-  LIBS   :=
+  LIBS   := -ldl
 endif
 
 # The report's "Built with" line gives NVFLAGS and ARCH as make had them, from a header made

@@ -74,6 +74,10 @@ def runs(quick):
     plan.append(("640x2000x512", "sample", 0, 1, ["--split-k=5"]))
     # beta 0, where no kernel reads C
     plan.append((WIDE, "full", 0, 1, ["--tile=all", "--beta", "0"]))
+    # the other input values, each after an energy window, whose launches leave C to be restored
+    # (the other runs measure no energy: it would add a fifth of a second to each)
+    plan.append((WIDE, "full", 1, 2, ["--inputs=few-bits", "--energy-ms=20"]))
+    plan.append((ODD, "full", 1, 2, ["--inputs=zeros", "--energy-ms=20", "--split-k=3"]))
     if not quick:   # few tiles and a long K: the tiled kernel splits it by its choice
         plan.append(("64x64x16384", "full", 0, 1, []))
         # the Hopper kernel's choice: 1 of its 133 tiles in 8 split-K slices, the others whole
@@ -137,6 +141,8 @@ def one_run(config, size, mode, warmup, repeat, options):
     if not exe.is_file():
         return f"FAIL {words} (not built)"
     args = [*size.split("x"), f"--verify={mode}", "--warmup", warmup, "--repeat", repeat, *options]
+    if not any(o.startswith("--energy-ms") for o in options):
+        args.append("--energy-ms=0")
     try:
         result = gemmlib.run(exe, args, timeout=RUN_TIMEOUT)
         output, code = result.stdout + result.stderr, result.returncode

@@ -116,11 +116,13 @@ def main(argv=None):
     header = gemmlib.run(next(iter(builds.values())), ["--csv-header"]).stdout.strip()
     rows, failed = [], False
     print(f"{name}: --kernel={args.kernel}, {args.rounds} rounds of --repeat {args.repeat}", flush=True)
-    print(f"{'pair':16} {'layout':6} {'size':>14} {'base/cuBLAS':>12} {'new/cuBLAS':>11} {'new/base':>9}")
+    print(f"{'pair':16} {'layout':6} {'size':>14} {'base/cuBLAS':>12} {'new/cuBLAS':>11} {'new/base':>9}"
+          f"   per clock: {'base':>6} {'new':>6}   energy/cuBLAS's: {'base':>6} {'new':>6}")
     for pair in pairs:
         for layout in chosen:
             for size in args.sizes.split(","):
                 share = {"base": [], "new": []}
+                clock, energy = {"base": [], "new": []}, {"base": [], "new": []}
                 for _ in range(args.rounds):
                     for tag in share:
                         found, ratio, code, said = gemmlib.versus_cublas(
@@ -135,10 +137,16 @@ def main(argv=None):
                         for r in found:
                             rows.append(dict(r, compared=tag))
                         share[tag].append(ratio)
+                        per_clock, joules = gemmlib.against_cublas(found, args.kernel)
+                        clock[tag] += [per_clock] if per_clock is not None else []
+                        energy[tag] += [joules] if joules is not None else []
                 if share["base"] and share["new"]:
                     b, n = statistics.median(share["base"]), statistics.median(share["new"])
+                    medians = [f"{100 * statistics.median(x[tag]):5.1f}%" if x[tag] else "     -"
+                               for x in (clock, energy) for tag in ("base", "new")]
                     print(f"{pair:16} {layout:6} {size:>14} {100 * b:11.1f}% {100 * n:10.1f}% "
-                          f"{100 * n / b:8.1f}%", flush=True)
+                          f"{100 * n / b:8.1f}%   {'':10} {medians[0]} {medians[1]}   {'':16} "
+                          f"{medians[2]} {medians[3]}", flush=True)
     for pair, layout, also in [(p, l, a) for p in pairs for l in chosen for a in args.also]:
         for size, words in also_runs(also, args.sizes):
             found, failure = run_also(builds[("new", pair, layout)], size, words, header, args.timeout)

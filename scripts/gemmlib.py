@@ -74,7 +74,7 @@ def command(source, out, flags, gpu="90", mode="exe"):
     "cubin" (device code only, intermediate files kept in out.keep/) or "ptx"."""
     cmd = [NVCC, *FLAGS, *target(gpu), *flags]
     if mode == "exe":
-        cmd += ["-o", out, source] + (["-lcublas", "-lcublasLt"] if "-DUSE_CUBLAS=1" in flags else [])
+        cmd += ["-o", out, source] + (["-lcublas", "-lcublasLt"] if "-DUSE_CUBLAS=1" in flags else []) + ["-ldl"]
     elif mode == "cubin":
         cmd += ["-cubin", "-keep", "-keep-dir", f"{out}.keep", "-o", out, source]
     elif mode == "ptx":
@@ -248,6 +248,24 @@ def versus_cublas(exe, args, header, kernel="wgmma", timeout=1800):
     if not ours or not cublas:
         return found, None, result.returncode, result.stderr.strip()[:300]
     return found, float(ours[0]["etops"]) / float(cublas[0]["etops"]), result.returncode, ""
+
+
+def against_cublas(found, kernel="wgmma"):
+    """From one run's CSV rows: the kernel against cuBLAS per clock (its share of cuBLAS's
+    cycles, the speed share times cuBLAS's clock over the kernel's) and in energy per GEMM (the
+    kernel's over cuBLAS's); each None where NVML did not measure it."""
+    ours = [r for r in found if r["impl"] == kernel and r.get("mode", "burst") == "burst"]
+    cublas = [r for r in found if r["impl"] == "cublas" and r.get("mode", "burst") == "burst"]
+    if not ours or not cublas:
+        return None, None
+    k, c = ours[0], cublas[0]
+    number = lambda row, column: float(row[column]) if row.get(column) else None
+    clocks = number(k, "sm_clock_mhz"), number(c, "sm_clock_mhz")
+    energies = number(k, "energy_j"), number(c, "energy_j")
+    share = float(k["etops"]) / float(c["etops"])
+    per_clock = share * clocks[1] / clocks[0] if None not in clocks else None
+    energy = energies[0] / energies[1] if None not in energies else None
+    return per_clock, energy
 
 
 def find_gpu(prog="gemmlib"):

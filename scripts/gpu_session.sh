@@ -14,17 +14,21 @@
 #                                         the Hopper kernel against its floors (floors.py run)
 #   bash scripts/gpu_session.sh compare ARGS
 #                                         a build against another, taking turns (compare_gpu.py)
+#   bash scripts/gpu_session.sh conditions [M N K]
+#                                         clock, power and energy: the default pair (NN and TN)
+#                                         at 8192^3 in a burst, on other input values and
+#                                         sustained, and the energy window's checks at odd sizes
 #
 # Each piece first prints the GPU, its clocks and the commit, so that the
 # logs say where and on what they were measured. The scripts it runs find the
 # GPU, and say so in one line when there is none.
 set -u
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { echo "usage: bash scripts/gpu_session.sh check|worklog|parts|sweep|choices|floors|compare [ARGS]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bash scripts/gpu_session.sh check|worklog|parts|sweep|choices|floors|compare|conditions [ARGS]" >&2; exit 2; }
 piece=$1
 shift
 case $piece in
-    check|worklog|parts|sweep|choices|floors|compare) ;;
+    check|worklog|parts|sweep|choices|floors|compare|conditions) ;;
     *) echo "gpu_session: no piece called '$piece'" >&2; exit 2 ;;
 esac
 OUT=${OUT:-build/session}
@@ -35,6 +39,29 @@ case $args in
     *" --part "*) part=${args#* --part }; log=$piece-${part%%/*} ;;
 esac
 export PYTHONUNBUFFERED=1
+
+# The conditions piece: each run's report on the terminal (and in the log), its command first.
+conditions() {
+    local size=("${@:-8192 8192 8192}") layout tb status=0
+    size=(${size[*]})
+    for layout in NN TN; do
+        tb=$([ $layout = TN ] && echo 1 || echo 0)
+        make -s gemm TRANSPOSE_B=$tb >/dev/null || return 3
+        cp gemm "build/gemm-conditions-$layout"
+    done
+    step() { echo; echo "\$ ./gemm $*"; "./build/gemm-conditions-$layout" "$@" || status=1; }
+    for layout in NN TN; do
+        step "${size[@]}" --verify=sample --kernel=wgmma
+        step "${size[@]}" --verify=sample --kernel=wgmma --inputs=few-bits
+        step "${size[@]}" --verify=sample --kernel=wgmma --inputs=zeros
+    done
+    layout=TN
+    step "${size[@]}" --verify=sample --kernel=wgmma --sustain=30
+    step 300 520 77 --verify=full --energy-ms=50 --inputs=few-bits
+    step 37 41 300 --verify=full --energy-ms=50 --inputs=zeros --split-k=3
+    step 2048 2048 2048 --verify=sample --sustain=8 --csv --csv-header
+    return $status
+}
 . scripts/gpu_header.sh
 gpu_header > "$OUT/gpu-$log.txt"
 cat "$OUT/gpu-$log.txt"
@@ -46,6 +73,7 @@ case $piece in
     choices) cmd=(python3 scripts/choices_gpu.py "$@" --out "$OUT/choices.csv") ;;
     floors)  cmd=(python3 scripts/floors.py run "$@" --out "$OUT") ;;
     compare) cmd=(python3 scripts/compare_gpu.py "$@" --out "$OUT/compare.csv") ;;
+    conditions) cmd=(conditions "$@") ;;
 esac
 "${cmd[@]}" 2>&1 | tee "$OUT/$log.txt"
 exit "${PIPESTATUS[0]}"

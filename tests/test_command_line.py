@@ -6,6 +6,7 @@ One build (F16_IN_F32_OUT, the default pair) serves every test here.
 """
 
 import csv
+import ctypes
 import json
 import re
 import subprocess
@@ -98,7 +99,10 @@ def test_csv_with_its_header(gemm):
     rows = list(csv.reader(result.stdout.splitlines()))
     assert len(rows) == 2
     assert rows[0] == json.loads(gemm("--describe").stdout)["csv_columns"]
-    assert dict(zip(*rows))["impl"] == "cpu"
+    line = dict(zip(*rows))
+    assert line["impl"] == "cpu" and line["mode"] == "burst" and line["inputs"] == "uniform"
+    # the CPU runs no timing, so NVML's columns are empty
+    assert [line[c] for c in ("sm_clock_mhz", "power_w", "energy_j", "throttle")] == [""] * 4
     alone = gemm("--csv-header", 7, 5, 3)   # without --csv, the header alone
     assert alone.returncode == 0 and alone.stdout.splitlines() == [",".join(rows[0])]
 
@@ -145,6 +149,10 @@ BAD = [
     (["--device", "-1", "7", "5", "3"], [r"--device"]),
     (["--device=1", "--cpu-only", "7", "5", "3"], [r"--device", r"--cpu-only"]),
     (["--device=0", "--plan=h100", "7", "5", "3"], [r"--device", r"--plan=GPU"]),
+    (["--inputs=gaussian", "7", "5", "3"], [r"'gaussian'", r"--inputs"]),
+    (["--sustain=5", "--cpu-only", "7", "5", "3"], [r"--sustain", r"--cpu-only"]),
+    (["--sustain=0", "7", "5", "3"], [r"--sustain must be between 1 and"]),
+    (["--energy-ms=-3", "7", "5", "3"], [r"--energy-ms must be between 0 and"]),
 ]
 
 
@@ -167,5 +175,27 @@ def test_version_and_help(gemm):
     assert re.search(r"CUDA.* \d+\.\d+", result.stdout), result.stdout
     assert f"TYPE={PAIR}" in result.stdout
     help_text = gemm("--help").stdout
-    for option in ["--device=N", "--version"]:
+    for option in ["--device=N", "--version", "--inputs=VALUES", "--energy-ms=MS", "--sustain=SECONDS"]:
         assert re.search(rf"(?m)^  {option}\s", help_text), option
+
+
+def nvml_loads():
+    """Whether this machine's dynamic loader finds the driver's NVML, as ./gemm asks it."""
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+        return True
+    except OSError:
+        return False
+
+
+def test_version_says_whether_clock_and_energy_are_measured(gemm):
+    """Where the driver's NVML is missing (CI: no driver at all), ./gemm still runs and says
+    that clock and energy are not measured; where it loads, that they are."""
+    result = gemm("--version")
+    line = re.search(r"(?m)^clock and energy: (.*)$", result.stdout)
+    assert line, result.stdout
+    if nvml_loads():
+        assert line.group(1).startswith(("measured through NVML", "not measured: NVML did not answer"))
+    else:
+        assert line.group(1).startswith("not measured: no NVML here"), line.group(1)
+        assert "libnvidia-ml.so.1" in line.group(1)

@@ -328,6 +328,52 @@ def test_inputs_are_spread_over_their_range(gemm, config):
         assert abs(x.mean() - (lo + hi) / 2) < 0.1 * width, name
 
 
+def significant_bits(x):
+    """The significant bits of each value of x (0 for zero): the fewest b such that x is an
+    integer multiple of a power of two below 2^b times that power."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    fraction, _ = np.frexp(np.abs(x[x != 0]))          # x = fraction 2^e, 1/2 <= fraction < 1
+    bits = np.zeros(fraction.shape, dtype=int)
+    for b in range(1, 54):
+        scaled = fraction * 2.0 ** b
+        bits[(bits == 0) & (scaled == np.floor(scaled))] = b
+    return bits
+
+
+@pytest.mark.parametrize("config", PLAIN, ids=build_id)
+def test_inputs_draws_the_values_it_names(gemm, config):
+    """--inputs=few-bits keeps the range and cuts each value to 4 significant bits (whole
+    numbers: multiples of 8); --inputs=zeros makes A and B zero and leaves C as it was; with
+    either, the reference still agrees with NumPy."""
+    type_pair = config[0]
+    size = (24, 20, 40)
+    uniform = parse_print(gemm(config, "--cpu-only", "--print", *size).stdout)
+    kind = INPUT_KIND[type_pair]
+    lo, hi = INT_RANGE.get(kind, (-1, 1))
+    for inputs in ("few-bits", "zeros"):
+        result = gemm(config, "--cpu-only", "--print", f"--inputs={inputs}", *size)
+        assert result.returncode == 0, result.stderr
+        assert report(result.stdout)["Result"] == "PASS"
+        values = parse_print(result.stdout)
+        A, B, C, D = math_operands(values)
+        if inputs == "zeros":
+            assert not A.any() and not B.any()
+            assert np.array_equal(np.array(values["C"]), np.array(uniform["C"]))
+        for name, x in (("A", A), ("B", B), ("C", C)) if inputs == "few-bits" else ():
+            if kind in INT_RANGE:
+                assert np.all(x % 8 == 0), f"{name} has values that are not multiples of 8"
+            else:
+                assert significant_bits(x).max() <= 4, f"{name} has values of more than 4 bits"
+            assert x.min() < lo + 0.2 * (hi - lo) and x.max() > hi - 0.3 * (hi - lo), name
+            assert len(np.unique(x)) > 4, name
+        want, magnitude = expected_result(type_pair, values, A, B, C)
+        assert np.all(np.abs(D - want) <= tolerance(type_pair, want, magnitude, size[2]))
+    few = parse_print(gemm(config, "--cpu-only", "--print", "--inputs=few-bits", *size).stdout)
+    if kind not in INT_RANGE and kind not in ("e4m3", "e5m2"):
+        assert significant_bits(np.array(uniform["A"])).max() > 4, "uniform values are already short"
+        assert not np.array_equal(np.array(few["A"]), np.array(uniform["A"]))
+
+
 def test_tf32_reference_rounds_its_inputs(gemm):
     """The tf32 reference multiplies the rounded inputs, and that is visible in D."""
     config = ("TF32_IN_F32_OUT", "16x16x8", 0, 0)
