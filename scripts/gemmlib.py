@@ -251,19 +251,26 @@ def versus_cublas(exe, args, header, kernel="wgmma", timeout=1800):
 
 
 def against_cublas(found, kernel="wgmma"):
-    """From one run's CSV rows: the kernel against cuBLAS per clock (its share of cuBLAS's
-    cycles, the speed share times cuBLAS's clock over the kernel's) and in energy per GEMM (the
-    kernel's over cuBLAS's); each None where NVML did not measure it."""
+    """From one run's CSV rows: the kernel against cuBLAS per clock (cuBLAS's cycles per GEMM
+    over the kernel's, back to back in the energy window where its clock was sampled, else over
+    the timed launches) and in energy per GEMM (the kernel's over cuBLAS's); each None where
+    NVML did not measure it."""
     ours = [r for r in found if r["impl"] == kernel and r.get("mode", "burst") == "burst"]
     cublas = [r for r in found if r["impl"] == "cublas" and r.get("mode", "burst") == "burst"]
     if not ours or not cublas:
         return None, None
-    k, c = ours[0], cublas[0]
     number = lambda row, column: float(row[column]) if row.get(column) else None
-    clocks = number(k, "sm_clock_mhz"), number(c, "sm_clock_mhz")
+
+    def kcycles(row):
+        if number(row, "window_ms") and number(row, "window_clock_mhz"):
+            return number(row, "window_ms") * number(row, "window_clock_mhz")
+        clock = number(row, "sm_clock_mhz")
+        return float(row["median_ms"]) * clock if clock else None
+
+    k, c = ours[0], cublas[0]
+    cycles = kcycles(k), kcycles(c)
     energies = number(k, "energy_j"), number(c, "energy_j")
-    share = float(k["etops"]) / float(c["etops"])
-    per_clock = share * clocks[1] / clocks[0] if None not in clocks else None
+    per_clock = cycles[1] / cycles[0] if None not in cycles else None
     energy = energies[0] / energies[1] if None not in energies else None
     return per_clock, energy
 

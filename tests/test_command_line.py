@@ -102,7 +102,8 @@ def test_csv_with_its_header(gemm):
     line = dict(zip(*rows))
     assert line["impl"] == "cpu" and line["mode"] == "burst" and line["inputs"] == "uniform"
     # the CPU runs no timing, so NVML's columns are empty
-    assert [line[c] for c in ("sm_clock_mhz", "power_w", "energy_j", "throttle")] == [""] * 4
+    measured = ("sm_clock_mhz", "window_ms", "window_clock_mhz", "power_w", "energy_j", "throttle")
+    assert [line[c] for c in measured] == [""] * len(measured)
     alone = gemm("--csv-header", 7, 5, 3)   # without --csv, the header alone
     assert alone.returncode == 0 and alone.stdout.splitlines() == [",".join(rows[0])]
 
