@@ -2,6 +2,7 @@
 """The Hopper kernel against its floors, on a Hopper GPU: every pair it takes and every layout.
 
     python3 scripts/floors.py run [--part 1/2] [--types F16_IN_F32_OUT,...] [--out results]
+    python3 scripts/floors.py run --problems 8192 --layouts TN,NN --rounds 3 --sustain 10
     python3 scripts/floors.py report results/X-floors-1.csv [results/X-floors-2.csv ...] [--into gemm.md]
 
 `run` builds the shipped gemm.md for every pair that has the Hopper kernel (./gemm
@@ -11,6 +12,11 @@ the floor, every kernel (--kernel=all); three warm-ups, ten timed launches, five
 of work up, verified on a sample. With --part I/N it runs the I-th of N
 shares of those runs, so that each share fits in one call of a lent GPU; each share writes
 its own CSV, results/<gpu>-<date>-floors-I.csv, with the device, date, command and commit.
+
+With --problems (N for N^3, or MxNxK) and --layouts it runs those alone, and with --rounds R
+each R times, the runs of a round taking turns with those of the others (so that each
+implementation meets the GPU in the same states); --sustain S adds ./gemm's --sustain=S to
+each run, for the steady state beside the burst.
 
 `report` works anywhere: from one or more such CSVs it writes, beside the first, a table
 (.md) of the Hopper kernel's share of cuBLAS for each pair, problem and layout, each cell
@@ -25,6 +31,7 @@ import datetime
 import math
 import os
 import shlex
+import statistics
 import subprocess
 import sys
 import time
@@ -45,6 +52,17 @@ BUILD = gemmlib.REPO / "build" / "floors"
 RUN_TIMEOUT = 300        # seconds: a run that hangs fails alone
 
 
+def parse_problems(text):
+    """'8192,4096x11008x4096' -> [(8192, 8192, 8192), (4096, 11008, 4096)]."""
+    problems = []
+    for word in text.split(","):
+        sides = [int(x) for x in word.split("x")]
+        if len(sides) not in (1, 3) or min(sides) < 1:
+            raise ValueError(f"{word}: give N or MxNxK")
+        problems.append(tuple(sides * 3 if len(sides) == 1 else sides))
+    return problems
+
+
 def floor_of(problem):
     """(what the Hopper kernel is held to, the share of cuBLAS it needs or None): 'cublas' from
     2048 up, else 'tiled' (and 80 % of cuBLAS at 1024^3)."""
@@ -61,14 +79,67 @@ def kernels_for(problem):
 
 
 def cells(rows):
-    """{(pair, layout, problem): {impl: eTOPS}} of the passed runs."""
+    """{(pair, layout, problem): {impl: eTOPS}} of the passed runs (the burst lines; where
+    rounds repeat a run, the median of each implementation's speeds)."""
     found = {}
     for r in rows:
-        if r.get("result") == "FAIL":
+        if r.get("result") == "FAIL" or r.get("mode", "burst") != "burst":
             continue
         key = (r["type"], r["layout"], (r["M"], r["N"], r["K"]))
-        found.setdefault(key, {})[r["impl"]] = r["etops"]
+        found.setdefault(key, {}).setdefault(r["impl"], []).append(r["etops"])
+    return {key: {impl: statistics.median(v) for impl, v in speeds.items()} for key, speeds in found.items()}
+
+
+def conditions(rows):
+    """{(pair, layout, problem, mode): {measure: median over the runs}} of the Hopper kernel
+    against cuBLAS in one process, where NVML measured: its share of cuBLAS's speed, per clock
+    (cycles back to back) and of its energy per GEMM, and the clocks and powers of both."""
+    runs = {}
+    for r in rows:
+        if r.get("result") == "FAIL" or "mode" not in r:
+            continue
+        key = (r["type"], r["layout"], (r["M"], r["N"], r["K"]), r["mode"])
+        runs.setdefault(key, {}).setdefault(r["impl"], []).append(r)
+    found = {}
+    for key, by_impl in runs.items():
+        pairs = list(zip(by_impl.get("wgmma", []), by_impl.get("cublas", [])))
+        measures = {}
+        for k, c in pairs:   # the rows of one run: its kernel line, then its cuBLAS line
+            strings = {name: str(value) for name, value in k.items()}, {name: str(value) for name, value in c.items()}
+            per_clock, energy = gemmlib.against_cublas([dict(strings[0], mode="burst"), dict(strings[1], mode="burst")])
+            values = {"speed": k["etops"] / c["etops"], "per_clock": per_clock, "energy": energy,
+                      "clock": k.get("window_clock_mhz") or None, "cublas_clock": c.get("window_clock_mhz") or None,
+                      "power": k.get("power_w") or None, "cublas_power": c.get("power_w") or None}
+            for name, value in values.items():
+                if value not in (None, ""):
+                    measures.setdefault(name, []).append(float(value))
+        if measures:
+            found[key] = {name: statistics.median(v) for name, v in measures.items()}
     return found
+
+
+CONDITIONS_NOTE = ("The Hopper kernel against cuBLAS in the same process, the median of the runs: its speed "
+                   "in the timed burst or in --sustain's steady state; per clock, energy, clocks and powers "
+                   "back to back (the energy windows, or the steady state).")
+
+
+def conditions_table(rows):
+    """Markdown: for each pair, layout and problem, the Hopper kernel against cuBLAS in the
+    burst and in the steady state (where measured): speed, speed per clock, energy per GEMM,
+    and the clock and power of each back to back; empty where nothing was measured."""
+    found = conditions(rows)
+    if not found:
+        return ""
+    lines = ["| pair | layout | problem | mode | speed | per clock | energy per GEMM | clock (GHz) | "
+             "cuBLAS's clock | power (W) | cuBLAS's power |", "|---|---|---|---|" + "---:|" * 7]
+    percent = lambda v: f"{100 * v:.1f} %" if v is not None else sweep.MISSING
+    ghz = lambda v: f"{v / 1000:.2f}" if v is not None else sweep.MISSING
+    watts = lambda v: f"{v:.0f}" if v is not None else sweep.MISSING
+    for (pair, layout, problem, mode), m in sorted(found.items(), key=lambda i: (sweep.type_order(i[0][0]), i[0][1:])):
+        lines.append(f"| {pair} | {layout} | {problem_label(problem)} | {mode} | {percent(m.get('speed'))} | "
+                     f"{percent(m.get('per_clock'))} | {percent(m.get('energy'))} | {ghz(m.get('clock'))} | "
+                     f"{ghz(m.get('cublas_clock'))} | {watts(m.get('power'))} | {watts(m.get('cublas_power'))} |")
+    return "\n".join(lines) + "\n"
 
 
 def judge(speeds, problem):
@@ -178,7 +249,9 @@ def report(paths, into=None):
     first = Path(paths[0])
     stem = first.with_name(first.stem.rsplit("-", 1)[0] if first.stem[-1].isdigit() else first.stem)
     table = stem.with_suffix(".md")
-    table.write_text(make_table(meta, rows), encoding="utf-8")
+    energy = conditions_table(rows)
+    table.write_text(make_table(meta, rows) + (f"\n{CONDITIONS_NOTE}\n\n{energy}" if energy else ""),
+                     encoding="utf-8")
     print(table)
     if sweep.have_matplotlib():
         make_plot(meta, rows, stem.with_suffix(".svg"))
@@ -199,7 +272,10 @@ def run(args):
     layouts = described["layouts"]
     BUILD.mkdir(parents=True, exist_ok=True)
     source = gemmlib.tangle(BUILD / "gemm.cu")
-    jobs = [(pair, layout) for pair in args.types.split(",") for layout in layouts]
+    chosen = args.layouts.split(",") if args.layouts else list(layouts)
+    if set(chosen) - set(layouts):
+        raise SystemExit(f"floors.py: --layouts takes {', '.join(layouts)}")
+    jobs = [(pair, layout) for pair in args.types.split(",") for layout in chosen]
 
     def build(job):
         pair, layout = job
@@ -212,7 +288,9 @@ def run(args):
     for exe in built.values():
         if isinstance(exe, SystemExit):
             raise exe
-    runs = gemmlib.share_of([(job, p) for p in PROBLEMS for job in jobs], args.part)
+    problems = args.problems or PROBLEMS
+    runs = gemmlib.share_of([(job, p) for _ in range(args.rounds) for p in problems for job in jobs], args.part)
+    extra = [f"--sustain={args.sustain}"] if args.sustain else []
     date = datetime.date.today().isoformat()
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / f"{sweep.slug(gpu)}-{date}-floors-{args.part[0]}.csv"
@@ -226,7 +304,8 @@ def run(args):
             repeat = sweep.REPEAT_LARGE if math.prod(problem) >= sweep.LARGE ** 3 else sweep.REPEAT
             try:
                 result = gemmlib.run(built[(pair, layout)], [*map(str, problem), kernels_for(problem), "--csv",
-                                     "--verify=sample", "--warmup", str(sweep.WARMUP), "--repeat", str(repeat)],
+                                     "--verify=sample", "--warmup", str(sweep.WARMUP), "--repeat", str(repeat),
+                                     *extra],
                                      timeout=RUN_TIMEOUT)
                 stdout, code = result.stdout, result.returncode
             except subprocess.TimeoutExpired:
@@ -250,6 +329,11 @@ def main(argv=None):
     p_run.add_argument("--types", default=",".join(hopper))
     p_run.add_argument("--part", type=sweep.argument(gemmlib.parse_part), default=(1, 1), metavar="I/N")
     p_run.add_argument("--out", type=Path, default=gemmlib.REPO / "results")
+    p_run.add_argument("--problems", type=sweep.argument(parse_problems), default=None,
+                       help="comma-separated N (N^3) or MxNxK; default: every problem of the floors")
+    p_run.add_argument("--layouts", default="", help="comma-separated layouts (default: all four)")
+    p_run.add_argument("--rounds", type=int, default=1, help="runs of each, taking turns")
+    p_run.add_argument("--sustain", type=int, default=0, metavar="S", help="also ./gemm --sustain=S")
     p_report = commands.add_parser("report", help="the table and plot of floors CSVs")
     p_report.add_argument("csv", type=Path, nargs="+")
     p_report.add_argument("--into", type=Path, help="also write the table between the floors markers of this file")
