@@ -78,6 +78,9 @@ def runs(quick):
     # (the other runs measure no energy: it would add a fifth of a second to each)
     plan.append((WIDE, "full", 1, 2, ["--inputs=few-bits", "--energy-ms=20"]))
     plan.append((ODD, "full", 1, 2, ["--inputs=zeros", "--energy-ms=20", "--split-k=3"]))
+    # the implementations taking turns after the checks (their results are not checked again,
+    # but they must run: every kernel and tile, with the run's workspaces and the Hopper maps)
+    plan.append((ODD, "sample", 0, 1, ["--tile=all", "--split-k=3", "--energy-ms=20", "--sustain=1"]))
     if not quick:   # few tiles and a long K: the tiled kernel splits it by its choice
         plan.append(("64x64x16384", "full", 0, 1, []))
         # the Hopper kernel's choice: 1 of its 133 tiles in 8 split-K slices, the others whole
