@@ -238,7 +238,41 @@ def post_table(meta, rows, paths):
             f"from {files} in `results/`.]\n")
 
 
-def report(paths, into=None):
+def post_energy_table(meta, rows, paths):
+    """The table of gemm.md's "Run to run": for each pair and layout, the Hopper kernel against
+    cuBLAS in the burst and sustained, and back to back (sustained) per clock, in energy per GEMM
+    and in clock; a line that says where and how it was measured."""
+    found = conditions(rows)
+    short = {pair: entry["short"] for pair, entry in gemmlib.pairs().items()}
+    percent = lambda v: f"{100 * v:.1f} %" if v is not None else sweep.MISSING
+    ghz = lambda v: f"{v / 1000:.2f}" if v is not None else sweep.MISSING
+    lines = ["| pair | layout | speed, burst | speed, sustained | per clock | energy per GEMM | clock (GHz) "
+             "| cuBLAS's clock |", "|---|---|" + "---:|" * 6]
+    cells = sorted({key[:3] for key in found}, key=lambda k: (sweep.type_order(k[0]), k[1], k[2]))
+    for pair, layout, problem in cells:
+        burst, steady = found.get((pair, layout, problem, "burst"), {}), found.get((pair, layout, problem, "sustained"), {})
+        lines.append(f"| {short.get(pair, pair)} | {layout} | {percent(burst.get('speed'))} | "
+                     f"{percent(steady.get('speed'))} | {percent(steady.get('per_clock'))} | "
+                     f"{percent(steady.get('energy'))} | {ghz(steady.get('clock'))} | {ghz(steady.get('cublas_clock'))} |")
+    problems = sorted({problem_label(k[2]) for k in cells})
+    files = ", ".join(f"`{Path(p).name}`" for p in paths)
+    return ("\n".join(lines) + f"\n\nThe Hopper kernel against cuBLAS at {', '.join(problems)}, measured on "
+            f"{meta.get('gpu', 'a GPU')}, {meta.get('date', 'an unknown date')}, by `{sweep_command(meta)}`: "
+            f"each in one process with cuBLAS, three processes taking turns, the median. The burst is the "
+            f"usual timed launches; the rest is the steady state of `--sustain`, launched back to back: "
+            f"the speed, the speed per clock (cuBLAS's cycles per GEMM over the kernel's), the energy "
+            f"per GEMM (the kernel's over cuBLAS's) and the mean SM clocks.^[Made by `python3 "
+            f"scripts/floors.py report --into gemm.md --table energy` from {files} in `results/`.]\n")
+
+
+def sweep_command(meta):
+    """The command of a run, as a user types it: the gpu_session.sh piece that ran floors.py."""
+    command = meta.get("command", "")
+    args = command.split(" run ", 1)[1].rsplit(" --out ", 1)[0] if " run " in command else ""
+    return f"bash scripts/gpu_session.sh floors {args}".strip()
+
+
+def report(paths, into=None, table_name="floors"):
     meta, rows = {}, []
     for path in paths:
         m, r = sweep.read_csv(path)
@@ -259,9 +293,10 @@ def report(paths, into=None):
     if into:   # the results chapter's table, between its markers
         import worklog
         document = Path(into).read_text(encoding="utf-8")
-        Path(into).write_text(worklog.insert_table(document, post_table(meta, rows, paths), "floors"),
+        made = post_table if table_name == "floors" else post_energy_table
+        Path(into).write_text(worklog.insert_table(document, made(meta, rows, paths), table_name),
                               encoding="utf-8")
-        print(f"floors.py: the table written into {into}")
+        print(f"floors.py: the {table_name} table written into {into}")
 
 
 def run(args):
@@ -337,8 +372,11 @@ def main(argv=None):
     p_report = commands.add_parser("report", help="the table and plot of floors CSVs")
     p_report.add_argument("csv", type=Path, nargs="+")
     p_report.add_argument("--into", type=Path, help="also write the table between the floors markers of this file")
+    p_report.add_argument("--table", choices=("floors", "energy"), default="floors",
+                          help="which table --into writes: the floors, or the kernel against cuBLAS in "
+                               "speed, per clock and in energy (between the energy markers)")
     args = parser.parse_args(argv)
-    return run(args) if args.command == "run" else report(args.csv, args.into)
+    return run(args) if args.command == "run" else report(args.csv, args.into, args.table)
 
 
 if __name__ == "__main__":
