@@ -113,7 +113,8 @@ def main(argv=None):
         made = pool.map(lambda key: build(key[0], key[1], key[2], gpu, folder, layouts, flags[key[0]]), keys)
         builds = dict(zip(keys, made))
 
-    header = gemmlib.run(next(iter(builds.values())), ["--csv-header"]).stdout.strip()
+    # each build's own CSV header: an older document may have fewer columns
+    headers = {key: gemmlib.run(exe, ["--csv-header"]).stdout.strip() for key, exe in builds.items()}
     rows, failed = [], False
     print(f"{name}: --kernel={args.kernel}, {args.rounds} rounds of --repeat {args.repeat}", flush=True)
     print(f"{'pair':16} {'layout':6} {'size':>14} {'base/cuBLAS':>12} {'new/cuBLAS':>11} {'new/base':>9}"
@@ -129,7 +130,7 @@ def main(argv=None):
                             builds[(tag, pair, layout)], [*(size.split("x") if "x" in size else [size] * 3),
                                                           f"--kernel={args.kernel}", "--csv", "--repeat",
                                                           str(args.repeat)] + extra[tag],
-                            header, args.kernel, args.timeout)
+                            headers[(tag, pair, layout)], args.kernel, args.timeout)
                         failed |= code != 0
                         if ratio is None:
                             print(f"  {tag} {pair} {layout} {size}: {said}")
@@ -149,22 +150,23 @@ def main(argv=None):
                           f"{medians[2]} {medians[3]}", flush=True)
     for pair, layout, also in [(p, l, a) for p in pairs for l in chosen for a in args.also]:
         for size, words in also_runs(also, args.sizes):
-            found, failure = run_also(builds[("new", pair, layout)], size, words, header, args.timeout)
+            found, failure = run_also(builds[("new", pair, layout)], size, words, headers[("new", pair, layout)],
+                                      args.timeout)
             rows += [dict(r, compared=f"new {also}") for r in found]
             failed |= failure is not None
             print(f"{'FAIL' if failure else 'done'} new {pair} {layout} {size} {also}"
                   + (f": {failure}" if failure else f", {len(found)} rows"), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     if rows:
-        columns = ["compared"] + [c for c in rows[0] if c != "compared"]
+        columns = ["compared"] + list(dict.fromkeys(c for r in rows for c in r if c != "compared"))
         with open(args.out, "w", encoding="utf-8") as f:
             f.write(f"# compare_gpu.py on {name}: base {args.base.name} {args.base_args}"
                     f"{' with ' + ', '.join(args.base_change) if args.base_change else ''} against "
                     f"{args.new.name} {args.new_args}{' with ' + ', '.join(args.new_change) if args.new_change else ''}\n")
             f.write(",".join(columns) + "\n")
             for r in rows:
-                f.write(",".join('"' + str(r[c]) + '"' if "," in str(r[c]) or " " in str(r[c])
-                                 else str(r[c]) for c in columns) + "\n")
+                values = [str(r.get(c, "")) for c in columns]
+                f.write(",".join('"' + v + '"' if "," in v or " " in v else v for v in values) + "\n")
     return 1 if failed else 0
 
 
