@@ -345,7 +345,8 @@ for impl, speed in (("simple", size / 100), ("cublas", size / 10)):
     if impl == "cublas" and type_pair == "U8_IN_I32_OUT":
         continue
     fields = ['"Fake GPU 9000"', 90, type_pair, "16x16x16", 0, tb] + [size] * 6 + [
-        impl, layout, 3, 10, 1.0, 1.0, 1.0, speed, speed, "sample", result, 0, 0, "", "", "", 0, 1]
+        impl, layout, 3, 10, 1.0, 1.0, 1.0, speed, speed, "sample", result, 0, 0, "", "", "", 0, 1,
+        "uniform", "burst", 1980, 1.1, 1500, 690.5, 0.75, "power-cap"]
     print(",".join(map(str, fields)))
 sys.exit(1 if result == "FAIL" else 0)
 """
@@ -384,7 +385,7 @@ def test_run_with_a_stand_in_gpu(tmp_path):
     assert ["-O3", "-std=c++20", "-lineinfo", "-gencode", "arch=compute_90a,code=sm_90a",
             "-DTYPE_FROM_MAKE", "-DF64_IN_OUT",
             "-DTRANSPOSE_A=0", "-DTRANSPOSE_B=1", "-DUSE_CUBLAS=1",
-            "-o", str(build / "F64_IN_OUT-1"), str(build / "gemm.cu"), "-lcublas", "-lcublasLt"] in builds
+            "-o", str(build / "F64_IN_OUT-1"), str(build / "gemm.cu"), "-lcublas", "-lcublasLt", "-ldl"] in builds
     assert (build / "gemm.cu").stat().st_size > 0
 
     # One progress line per run, with the speed, cuBLAS's, and the time left.
