@@ -189,6 +189,35 @@ def step_source(tmp_path, key):
     return cu, defines
 
 
+# The builds of whole programs for sm_90a that the tests below read (ptxas's report, the PTX
+# kept beside the executable, --plan=h100): made together, two at a time, when the first of
+# them is asked for, so that the machine's second core is not left idle. name -> (worklog change
+# files, or the Hopper step whose source it is, and nvcc options beyond the pair's).
+AHEAD = {
+    "h8": ((), None, ["-Xptxas", "-v"]),                                            # as shipped
+    "h7": ((), "h-tma-store", []),
+    "pp": (("hopper-c-from-global", "hopper-ping-pong"), None, ["-Xptxas", "-v"]),
+    "sum": (("hopper-c-from-global", "hopper-sum-inside"), None, ["-Xptxas", "-v"]),
+    "cl": (("hopper-clusters",), None, ["-Xptxas", "-v"]),
+}
+
+
+@pytest.fixture(scope="module")
+def ahead(tmp_path_factory, parallel):
+    """name -> (source, executable, nvcc's CompletedProcess) of each build of AHEAD, for
+    F16_IN_F32_OUT with B transposed; the PTX beside each executable."""
+    folder = tmp_path_factory.mktemp("hopper-builds")
+
+    def build(name):
+        changes, step, options = AHEAD[name]
+        cu, defines = step_source(folder, step) if step else (gemmlib.tangle(folder / f"{name}.cu", changes=changes), [])
+        exe = folder / name
+        built = gemmlib.nvcc(cu, exe, config_defines("F16_IN_F32_OUT", None, 0, 1) + defines + options,
+                             gpu=HOPPER, keep="-v" in options)
+        return cu, exe, built
+    return parallel(build, AHEAD)
+
+
 def test_the_first_hopper_step_builds_without_a_producer(tmp_path):
     """Hopper step 1 (worklog/hopper-one-role.md with the steps' others): two consumer warp
     groups of 256 threads, two stages, thread 0 copying between its multiplies, a block per
@@ -217,15 +246,12 @@ def test_the_steps_before_persistence_take_a_tile_per_block(tmp_path):
     assert "return (unsigned)blocks;" in text and "hopper_tile<HOPPER_BN>(blockIdx.x, Mp, Np)" in text
 
 
-def test_the_64_wide_tile_and_the_split_last_wave(tmp_path):
+def test_the_64_wide_tile_and_the_split_last_wave(ahead):
     """Step H8, as shipped: a kernel 64 wide (four m64n64k16 per stage, no spills) that the
     waves choose where tiles are few, and the tiles of a part-full last wave split along K
     where that shortens the wave (--plan on an H100's 132 multiprocessors); step H7 never
     splits."""
-    cu = gemmlib.tangle(tmp_path / "h8.cu")
-    exe = tmp_path / "h8"
-    built = gemmlib.nvcc(cu, exe, config_defines("F16_IN_F32_OUT", None, 0, 1) + ["-Xptxas", "-v"],
-                         gpu=HOPPER, keep=True)
+    cu, exe, built = ahead["h8"]
     assert built.returncode == 0, built.stderr
     widths = kernels_by_width(exe.with_suffix(".ptx"))
     assert 64 in widths, sorted(widths)
@@ -246,9 +272,7 @@ def test_the_64_wide_tile_and_the_split_last_wave(tmp_path):
         assert plan.returncode == 0, plan.stderr
         assert f"The Hopper kernel's tile: {words}" in plan.stdout, (size, plan.stdout)
     # Step H7: the same kernels less the 64-wide one, K whole unless --split-k says otherwise.
-    cu, defines = step_source(tmp_path, "h-tma-store")
-    exe = tmp_path / "h7"
-    built = gemmlib.nvcc(cu, exe, config_defines("F16_IN_F32_OUT", None, 0, 1) + defines, gpu=HOPPER)
+    cu, exe, built = ahead["h7"]
     assert built.returncode == 0, built.stderr
     for size, words in [((256, 256, 8192), "128 x 128; K in 1 slice."), ((1024, 1024, 1024), "128 x 128; K in 1 slice."),
                         ((769, 4751, 2100), "128 x 128; K in 1 slice.")]:
@@ -256,17 +280,14 @@ def test_the_64_wide_tile_and_the_split_last_wave(tmp_path):
         assert f"The Hopper kernel's tile: {words}" in plan.stdout, (size, plan.stdout)
 
 
-def test_the_ping_pong_variant_takes_turns_without_spills(tmp_path):
+def test_the_ping_pong_variant_takes_turns_without_spills(ahead):
     """worklog/hopper-ping-pong.md, the experiment: each consumer group a whole tile of 128
     rows (two m64 accumulators, at most 128 columns), the groups' main loops ordered by two
     named barriers of 256 threads, a stage freed by one group's four warps; no spills in any
     layout's build, and the waves choose among its widths only."""
-    cu = gemmlib.tangle(tmp_path / "pp.cu", changes=("hopper-c-from-global", "hopper-ping-pong"))
+    cu, exe, built = ahead["pp"]
     text = cu.read_text()
     assert "constexpr int HOPPER_EMPTY_ARRIVALS = 4;" in text and "constexpr int HOPPER_STAGES = 6" in text
-    exe = tmp_path / "pp"
-    built = gemmlib.nvcc(cu, exe, config_defines("F16_IN_F32_OUT", None, 0, 1) + ["-Xptxas", "-v"],
-                         gpu=HOPPER, keep=True)
     assert built.returncode == 0, built.stderr
     widths = kernels_by_width(exe.with_suffix(".ptx"))
     assert sorted(widths) == [64, 128], sorted(widths)
@@ -288,15 +309,12 @@ def test_the_ping_pong_variant_takes_turns_without_spills(tmp_path):
         in plan.stdout, plan.stdout
 
 
-def test_the_variant_that_adds_the_slices_inside_the_kernel(tmp_path):
+def test_the_variant_that_adds_the_slices_inside_the_kernel(ahead):
     """worklog/hopper-sum-inside.md, the experiment measured against step H8: no second kernel;
     each kernel's slice publishes its rows of the workspace (the TMA's writes made visible to
     plain loads, a counter raised twice: in, and past the wait) and waits with an acquiring
     load. With its split's cost of 6 steps, 3000^3 splits where gemm.md takes 192 columns."""
-    cu = gemmlib.tangle(tmp_path / "sum.cu", changes=("hopper-c-from-global", "hopper-sum-inside"))
-    exe = tmp_path / "sum"
-    built = gemmlib.nvcc(cu, exe, config_defines("F16_IN_F32_OUT", None, 0, 1) + ["-Xptxas", "-v"],
-                         gpu=HOPPER, keep=True)
+    cu, exe, built = ahead["sum"]
     assert built.returncode == 0, built.stderr
     ptx = exe.with_suffix(".ptx")
     widths = kernels_by_width(ptx)
@@ -358,7 +376,7 @@ int main(int argc, char **argv)
 """
 
 
-def test_the_cluster_variant_pairs_its_blocks_step_for_step(tmp_path):
+def test_the_cluster_variant_pairs_its_blocks_step_for_step(tmp_path, ahead):
     """worklog/hopper-clusters.md, the experiment: the two blocks of a cluster multicast halves
     of one band of B into each other's stages, so they must take the same steps of K in the
     same stages, on tiles one above the other in the same columns. Its for_each_work_tile, compiled
@@ -366,7 +384,7 @@ def test_the_cluster_variant_pairs_its_blocks_step_for_step(tmp_path):
     and keeps the two blocks of each cluster in step, whole tiles and split ones, at widths
     that fill the waves and widths that do not; the build has the multicast, the remote
     arrivals and the cluster barriers, and no spills."""
-    cu = gemmlib.tangle(tmp_path / "cl.cu", changes=("hopper-clusters",))
+    cu, variant, variant_built = ahead["cl"]
     source = cu.read_text()
     assert "constexpr int HOPPER_EMPTY_ARRIVALS = 8 * HOPPER_CLUSTER;" in source
     assert source.count("tma_copy(&map_c, smem.c_slot(") == 1, "the producer copies C as gemm.md's does"
@@ -414,21 +432,18 @@ def test_the_cluster_variant_pairs_its_blocks_step_for_step(tmp_path):
                 assert x[1:5] == y[1:5], (x, y)                          # i, first, steps, whole
                 assert y[7] == x[7] + 128 and y[8] == x[8], (x, y)      # one above the other
     # the build: B multicast into both blocks, stages given back to both, cluster barriers
-    exe = tmp_path / "cl"
-    built = gemmlib.nvcc(cu, exe, config_defines("F16_IN_F32_OUT", None, 0, 1) + ["-Xptxas", "-v"],
-                         gpu=HOPPER, keep=True)
-    assert built.returncode == 0, built.stderr
-    widths = kernels_by_width(exe.with_suffix(".ptx"))
+    assert variant_built.returncode == 0, variant_built.stderr
+    widths = kernels_by_width(variant.with_suffix(".ptx"))
     assert sorted(widths) == sorted(gemmlib.registry()["hopper_widths"]), sorted(widths)
     for width, kernel in widths.items():
         assert ".multicast::cluster" in kernel and "mapa.shared::cluster" in kernel, width
         assert "mbarrier.arrive.shared::cluster.b64" in kernel, width
         assert kernel.count("barrier.cluster.arrive") == 2 and kernel.count("barrier.cluster.wait") == 2, width
     functions = re.findall(r"Compiling entry function '(_Z10gemm_wgmma\w+)'.*?(\d+) bytes spill stores, "
-                           r"(\d+) bytes spill loads", built.stderr, re.S)
+                           r"(\d+) bytes spill loads", variant_built.stderr, re.S)
     assert len(functions) == len(widths) and all(st == ld == "0" for _, st, ld in functions), functions
     # M is padded to whole pairs of tiles; GROUP_M must be even
-    plan = subprocess.run([str(exe), "--plan=h100", "300", "200", "100"], capture_output=True, text=True)
+    plan = subprocess.run([str(variant), "--plan=h100", "300", "200", "100"], capture_output=True, text=True)
     assert "The Hopper kernel, where it runs too, pads it to 512 x 256 x 128." in plan.stdout, plan.stdout
     odd = gemmlib.nvcc(cu, tmp_path / "odd", config_defines("F16_IN_F32_OUT", None, 0, 1) + ["-DGROUP_M=3"],
                        gpu=HOPPER, mode="ptx")
