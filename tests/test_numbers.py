@@ -383,20 +383,27 @@ def pct_range(values, digits=0):
     return f"{form(min(values))}–{form(max(values))}"
 
 
-def test_the_floors_table_in_gemm_md_is_generated():
+def regenerated_by_floors_report(marker, old, new, csvs, *options):
+    """Whether floors.py report, given `csvs` (copied into a temporary folder, where it writes
+    its .md and .svg) and `options`, turns the post with `old` changed to `new` after `marker`
+    back into the post: that the table there is the report's."""
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "post.md"
-        start = POST.index("<!-- floors:begin -->")
-        edited = POST[:start] + POST[start:].replace("| 256³ |", "| 999³ |", 1)
+        start = POST.index(marker)
+        edited = POST[:start] + POST[start:].replace(old, new, 1)
         assert edited != POST
         copy.write_text(edited, encoding="utf-8")
-        for f in FLOORS:   # the report writes its .md and .svg beside the first CSV
+        for f in csvs:
             shutil.copy(REPO / f, Path(folder) / Path(f).name)
         result = subprocess.run([sys.executable, "scripts/floors.py", "report",
-                                 *[str(Path(folder) / Path(f).name) for f in FLOORS], "--into", str(copy)],
+                                 *[str(Path(folder) / Path(f).name) for f in csvs], "--into", str(copy), *options],
                                 cwd=REPO, capture_output=True, text=True)
         assert result.returncode == 0, result.stderr
-        assert copy.read_text(encoding="utf-8") == POST
+        return copy.read_text(encoding="utf-8") == POST
+
+
+def test_the_floors_table_in_gemm_md_is_generated():
+    assert regenerated_by_floors_report("<!-- floors:begin -->", "| 256³ |", "| 999³ |", FLOORS)
 
 
 ENERGY_FLOORS = "results/nvidia-h100-80gb-hbm3-2026-11-26-energy-floors-1.csv"
@@ -406,17 +413,8 @@ def test_the_energy_table_in_gemm_md_is_generated():
     """"Run to run"'s table of the Hopper kernel against cuBLAS in speed, per clock and in energy
     is floors.py's, from one session's CSV; and it says what the Hopper chapter says of it: in
     the steady state the kernel needs fewer cycles (per clock above 100 %) at a lower clock."""
-    with tempfile.TemporaryDirectory() as folder:
-        copy = Path(folder) / "post.md"
-        start = POST.index("<!-- energy:begin -->")
-        edited = POST[:start] + POST[start:].replace("| f16→f32 | NN |", "| f16→f32 | XX |", 1)
-        assert edited != POST
-        copy.write_text(edited, encoding="utf-8")
-        shutil.copy(REPO / ENERGY_FLOORS, Path(folder) / Path(ENERGY_FLOORS).name)
-        result = subprocess.run([sys.executable, "scripts/floors.py", "report", str(Path(folder) / Path(ENERGY_FLOORS).name),
-                                 "--into", str(copy), "--table", "energy"], cwd=REPO, capture_output=True, text=True)
-        assert result.returncode == 0, result.stderr
-        assert copy.read_text(encoding="utf-8") == POST
+    assert regenerated_by_floors_report("<!-- energy:begin -->", "| f16→f32 | NN |", "| f16→f32 | XX |",
+                                        [ENERGY_FLOORS], "--table", "energy")
     found = floors.conditions(sweep.read_csv(REPO / ENERGY_FLOORS)[1])
     steady = [m for key, m in found.items() if key[3] == "sustained"]
     assert len(steady) == 6
