@@ -258,7 +258,8 @@ def post_energy_table(meta, rows, paths):
     files = ", ".join(f"`{Path(p).name}`" for p in paths)
     return ("\n".join(lines) + f"\n\nThe Hopper kernel against cuBLAS at {', '.join(problems)}, measured on "
             f"{meta.get('gpu', 'a GPU')}, {meta.get('date', 'an unknown date')}, by `{sweep_command(meta)}`: "
-            f"each in one process with cuBLAS, three processes taking turns, the median. The burst is the "
+            f"each pair and layout in one process with cuBLAS, in rounds in which the processes of every "
+            f"pair and layout take turns; the median of the rounds. The burst is the "
             f"usual timed launches; the rest is the steady state of `--sustain`, launched back to back: "
             f"the speed, the speed per clock (cuBLAS's cycles per GEMM over the kernel's), the energy "
             f"per GEMM (the kernel's over cuBLAS's) and the mean SM clocks.^[Made by `python3 "
