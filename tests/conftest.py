@@ -41,11 +41,14 @@ def config_defines(type_pair=None, shape=None, ta=None, tb=None):
     return gemmlib.defines(type_pair, shape, ta, tb, cublas=False)
 
 
-# Those whose ./gemm test_gemm.py runs: every pair with every transpose at its default shape
-# (FP8, whose host code is the other pairs', in NN and TN, the layouts the post runs), and four
-# non-default shapes (which change the padding and the tiles that --plant=tile moves).
+# Those whose ./gemm test_gemm.py runs: the document's own pair in every layout, every other
+# pair at its default shape in NN, TN and TT (the host's transposes are the same code for
+# every pair; NT is built as device code), FP8, whose host code is the other pairs', in NN and
+# TN, the layouts the post runs; and four non-default shapes (which change the padding and the
+# tiles that --plant=tile moves).
+DOCUMENT_PAIR = REGISTRY["build"]["type"]
 EXECUTABLES = [(t, default_shape(t), ta, tb) for t in TYPES for ta in (0, 1) for tb in (0, 1)
-               if PAIRS[t]["tiles"] or ta == 0]
+               if (t == DOCUMENT_PAIR or (ta, tb) != (1, 0)) and (PAIRS[t]["tiles"] or ta == 0)]
 EXECUTABLES += [("U8_IN_I32_OUT", "32x8x16", 1, 0), ("BF16_IN_F32_OUT", "8x32x16", 0, 1),
                 ("F16_IN_OUT", "32x8x16", 0, 0), ("I8_IN_I32_OUT", "8x32x16", 1, 1)]
 # The configurations compiled (pair, shape, transpose A, transpose B): every pair at its default
@@ -64,8 +67,9 @@ class Compiles:
     """The configurations of gemm.md compiled for sm_90, each once in the session whichever
     test asks for it first: those in EXECUTABLES as ./gemm (the default shape left to the
     document, as a plain `make` does), with the cubin and PTX of that same compile kept beside
-    it; the rest as device code alone. compiles(config) -> (CompletedProcess, executable or
-    None, cubin); the PTX is the cubin's path with the suffix .ptx. Safe to call from threads."""
+    it; the rest as PTX alone (ptxas, a third of a compile, runs on the others). compiles(config)
+    -> (CompletedProcess, executable or None, cubin, which exists only beside an executable);
+    the PTX is the cubin's path with the suffix .ptx. Safe to call from threads."""
 
     def __init__(self, source, folder):
         self.source, self.folder = source, folder
@@ -95,7 +99,8 @@ class Compiles:
             result = gemmlib.nvcc(self.source, out, config_defines(pair, shape_option, ta, tb),
                                   gpu="sm_90", keep=True)
             return result, out, cubin
-        return gemmlib.nvcc(self.source, cubin, config_defines(*config), gpu="sm_90", mode="cubin"), None, cubin
+        return gemmlib.nvcc(self.source, cubin.with_suffix(".ptx"), config_defines(*config), gpu="sm_90",
+                            mode="ptx"), None, cubin
 
     def ahead(self, configs):
         """Compile `configs` on two threads of their own (the machine has two cores), started
