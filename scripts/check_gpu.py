@@ -74,8 +74,8 @@ def runs(quick):
     plan.append(("640x2000x512", "sample", 0, 1, ["--split-k=5"]))
     # beta 0, where no kernel reads C
     plan.append((WIDE, "full", 0, 1, ["--tile=all", "--beta", "0"]))
-    # the other input values, each after an energy window, whose launches leave C to be restored
-    # (the other runs measure no energy: it would add a fifth of a second to each)
+    # the other input values, with the energy windows after the checks (the other runs measure
+    # no energy: it would add a fraction of a second to each implementation of each run)
     plan.append((WIDE, "full", 1, 2, ["--inputs=few-bits", "--energy-ms=20"]))
     plan.append((ODD, "full", 1, 2, ["--inputs=zeros", "--energy-ms=20", "--split-k=3"]))
     # the implementations taking turns after the checks (their results are not checked again,
