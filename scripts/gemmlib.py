@@ -84,9 +84,10 @@ def command(source, out, flags, gpu="90", mode="exe"):
     return [str(c) for c in cmd]
 
 
-def nvcc(source, out, flags, gpu="90", mode="exe", timeout=TIMEOUT, keep=False):
+def nvcc(source, out, flags, gpu="90", mode="exe", timeout=TIMEOUT, keep=False, niceness=0):
     """Run `command`; the CompletedProcess. A cubin's PTX is kept beside it, as out.ptx; with
-    keep, an executable's too, and its device code as out.cubin (one compile for both)."""
+    keep, an executable's too, and its device code as out.cubin (one compile for both). With
+    niceness, nvcc runs at that lower priority (work in the background that others need later)."""
     if shutil.which(NVCC) is None:
         raise SystemExit(f"{NVCC} is not on PATH: building gemm.md needs the CUDA toolkit")
     keep = mode == "cubin" or (keep and mode == "exe")
@@ -96,7 +97,8 @@ def nvcc(source, out, flags, gpu="90", mode="exe", timeout=TIMEOUT, keep=False):
         folder.mkdir(parents=True, exist_ok=True)
         if mode == "exe":
             cmd[1:1] = ["-keep", "-keep-dir", str(folder)]
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    lower = (lambda: os.nice(niceness)) if niceness else None
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, preexec_fn=lower)
     if keep:
         ptx = sorted(folder.glob("*.ptx"))
         if result.returncode == 0 and ptx:

@@ -59,6 +59,9 @@ VALID = [(t, s, ta, tb) for t in TYPES for s in PAIRS[t]["shapes"] for ta in (0,
          if s == default_shape(t) or ta == tb or (t, s, ta, tb) in EXECUTABLES]
 
 
+BACKGROUND_NICENESS = 10   # the priority the background's compiles give up (nice(1))
+
+
 def config_name(config):
     return "-".join(str(part) for part in config)
 
@@ -94,20 +97,23 @@ class Compiles:
         pair, shape, ta, tb = config
         out = self.folder / ("gemm-" + config_name(config))
         cubin = Path(f"{out}.cubin")
+        # The background's compiles give way to the tests' own, so that these run at full speed
+        # and the background's last compiles still keep the second core busy at the end.
+        niceness = BACKGROUND_NICENESS if threading.current_thread().name.startswith("background") else 0
         if config in EXECUTABLES:
             shape_option = None if shape == default_shape(pair) else shape
             result = gemmlib.nvcc(self.source, out, config_defines(pair, shape_option, ta, tb),
-                                  gpu="sm_90", keep=True)
+                                  gpu="sm_90", keep=True, niceness=niceness)
             return result, out, cubin
         return gemmlib.nvcc(self.source, cubin.with_suffix(".ptx"), config_defines(*config), gpu="sm_90",
-                            mode="ptx"), None, cubin
+                            mode="ptx", niceness=niceness), None, cubin
 
     def ahead(self, configs):
         """Compile `configs` on two threads of their own (the machine has two cores), started
         once; {config: Future of its compile}."""
         with self.lock:
             if self.pool is None:
-                self.pool = ThreadPoolExecutor(max_workers=2)
+                self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="background")
                 self.queued = {config: self.pool.submit(self, config) for config in configs}
             return self.queued
 
