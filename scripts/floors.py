@@ -105,8 +105,7 @@ def conditions(rows):
         pairs = list(zip(by_impl.get("wgmma", []), by_impl.get("cublas", [])))
         measures = {}
         for k, c in pairs:   # the rows of one run: its kernel line, then its cuBLAS line
-            strings = {name: str(value) for name, value in k.items()}, {name: str(value) for name, value in c.items()}
-            per_clock, energy = gemmlib.against_cublas([dict(strings[0], mode="burst"), dict(strings[1], mode="burst")])
+            per_clock, energy = gemmlib.rows_against_cublas(k, c)
             values = {"speed": k["etops"] / c["etops"], "per_clock": per_clock, "energy": energy,
                       "clock": k.get("window_clock_mhz") or None, "cublas_clock": c.get("window_clock_mhz") or None,
                       "power": k.get("power_w") or None, "cublas_power": c.get("power_w") or None}
@@ -116,6 +115,18 @@ def conditions(rows):
         if measures:
             found[key] = {name: statistics.median(v) for name, v in measures.items()}
     return found
+
+
+def percent(share):
+    return f"{100 * share:.1f} %" if share is not None else sweep.MISSING
+
+
+def ghz(mhz):
+    return f"{mhz / 1000:.2f}" if mhz is not None else sweep.MISSING
+
+
+def watts(power):
+    return f"{power:.0f}" if power is not None else sweep.MISSING
 
 
 CONDITIONS_NOTE = ("The Hopper kernel against cuBLAS in the same process, the median of the runs: its speed "
@@ -132,9 +143,6 @@ def conditions_table(rows):
         return ""
     lines = ["| pair | layout | problem | mode | speed | per clock | energy per GEMM | clock (GHz) | "
              "cuBLAS's clock | power (W) | cuBLAS's power |", "|---|---|---|---|" + "---:|" * 7]
-    percent = lambda v: f"{100 * v:.1f} %" if v is not None else sweep.MISSING
-    ghz = lambda v: f"{v / 1000:.2f}" if v is not None else sweep.MISSING
-    watts = lambda v: f"{v:.0f}" if v is not None else sweep.MISSING
     for (pair, layout, problem, mode), m in sorted(found.items(), key=lambda i: (sweep.type_order(i[0][0]), i[0][1:])):
         lines.append(f"| {pair} | {layout} | {problem_label(problem)} | {mode} | {percent(m.get('speed'))} | "
                      f"{percent(m.get('per_clock'))} | {percent(m.get('energy'))} | {ghz(m.get('clock'))} | "
@@ -244,8 +252,6 @@ def post_energy_table(meta, rows, paths):
     and in clock; a line that says where and how it was measured."""
     found = conditions(rows)
     short = {pair: entry["short"] for pair, entry in gemmlib.pairs().items()}
-    percent = lambda v: f"{100 * v:.1f} %" if v is not None else sweep.MISSING
-    ghz = lambda v: f"{v / 1000:.2f}" if v is not None else sweep.MISSING
     lines = ["| pair | layout | speed, burst | speed, sustained | per clock | energy per GEMM | clock (GHz) "
              "| cuBLAS's clock |", "|---|---|" + "---:|" * 6]
     cells = sorted({key[:3] for key in found}, key=lambda k: (sweep.type_order(k[0]), k[1], k[2]))

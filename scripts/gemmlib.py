@@ -253,15 +253,19 @@ def versus_cublas(exe, args, header, kernel="wgmma", timeout=1800):
 
 
 def against_cublas(found, kernel="wgmma"):
-    """From one run's CSV rows: the kernel against cuBLAS per clock (cuBLAS's cycles per GEMM
-    over the kernel's, back to back in the energy window where its clock was sampled, else over
-    the timed launches) and in energy per GEMM (the kernel's over cuBLAS's); each None where
-    NVML did not measure it."""
+    """From one run's CSV rows: the kernel's burst line against cuBLAS's (rows_against_cublas);
+    (None, None) where either is missing."""
     ours = [r for r in found if r["impl"] == kernel and r.get("mode", "burst") == "burst"]
     cublas = [r for r in found if r["impl"] == "cublas" and r.get("mode", "burst") == "burst"]
-    if not ours or not cublas:
-        return None, None
-    number = lambda row, column: float(row[column]) if row.get(column) else None
+    return rows_against_cublas(ours[0], cublas[0]) if ours and cublas else (None, None)
+
+
+def rows_against_cublas(k, c):
+    """A kernel's CSV row against cuBLAS's of the same run (values as text or as numbers): per
+    clock (cuBLAS's cycles per GEMM over the kernel's, back to back in the energy window where
+    its clock was sampled, else over the timed launches) and in energy per GEMM (the kernel's
+    over cuBLAS's); each None where NVML did not measure it."""
+    number = lambda row, column: float(row[column]) if row.get(column) not in (None, "") else None
 
     def kcycles(row):
         if number(row, "window_ms") and number(row, "window_clock_mhz"):
@@ -269,7 +273,6 @@ def against_cublas(found, kernel="wgmma"):
         clock = number(row, "sm_clock_mhz")
         return float(row["median_ms"]) * clock if clock else None
 
-    k, c = ours[0], cublas[0]
     cycles = kcycles(k), kcycles(c)
     energies = number(k, "energy_j"), number(c, "energy_j")
     per_clock = cycles[1] / cycles[0] if None not in cycles else None
