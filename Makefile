@@ -8,6 +8,8 @@
 #   make test                    everything CI runs (no GPU needed)
 #   make check-gpu               every configuration, verified on the GPU in this machine
 #   make sweep                   kernel and cuBLAS over sizes and type pairs, tabulated and plotted
+#   make peers                   gemm-cutlass: ./gemm with CUTLASS's GEMMs beside the kernels,
+#                                for the same settings (CUTLASS's headers: peers/requirements.txt)
 
 NVCC    ?= nvcc
 PYTHON  ?= python3
@@ -122,7 +124,7 @@ ifneq ($(file <build/built_with.h),$(BUILT_WITH))
   $(file >build/built_with.h,$(BUILT_WITH))
 endif
 
-.PHONY: all html screenshot test check-gpu sweep clean
+.PHONY: all html screenshot test check-gpu sweep peers clean
 
 all: gemm
 
@@ -169,5 +171,11 @@ check-gpu:
 sweep: $(VENV)/ok
 	$(VENV)/bin/python scripts/sweep.py run
 
+# The same settings as ./gemm's; peers.py installs CUTLASS's headers into build/cutlass/ first.
+peers:
+	$(PYTHON) scripts/peers.py build $(if $(TYPE),--type $(TYPE)) $(if $(MNK),--shape $(MNK)) \
+	    $(if $(TRANSPOSE_A),--transpose-a $(TRANSPOSE_A)) $(if $(TRANSPOSE_B),--transpose-b $(TRANSPOSE_B)) \
+	    $(if $(BUILT_ARCH),--arch $(BUILT_ARCH))
+
 clean:
-	rm -rf gemm gemm.cu gemm.html gemm.png build
+	rm -rf gemm gemm-cutlass gemm.cu gemm.html gemm.png build

@@ -197,15 +197,19 @@ def reachable(root, named):
     return seen
 
 
-def tangle(text, name, line_directives=True, changes=()):
+def tangle(text, name, line_directives=True, changes=(), only=()):
     """Tangle Markdown `text`, read from the file `name`, with change files [(text, name)].
+    With `only` (fragment names), those fragments in that order stand in for the root, and
+    fragments they leave out are no error.
 
     Returns (source, problems), where problems is a list of (file, line, message);
     the source is only meaningful when there are no problems.
     """
     problems = []
     named, root = definitions(read_chunks(text, name, problems))
-    master_reach = reachable(root, named)
+    if only:
+        root = [(name, 0, [f"<<{chunk}>>" for chunk in only])]
+    master_reach = reachable(root, named) if not only else set(named)
     unused = [(pieces[0][0], pieces[0][1], chunk) for chunk, pieces in named.items()
               if chunk not in master_reach]
     replaced = {}
@@ -281,6 +285,10 @@ def main(argv=None):
     parser.add_argument("--change", metavar="FILE", action="append", default=[],
                         help="a Markdown file whose named fragments replace the document's "
                              "fragments of the same names (may be given more than once)")
+    parser.add_argument("--only", metavar="NAME", action="append", default=[],
+                        help="tangle this named fragment instead of the root (may be given more "
+                             "than once: they follow in that order), for a program that needs "
+                             "part of the document")
     parser.add_argument("--no-line", action="store_true",
                         help="leave out the #line directives, for reading the output")
     args = parser.parse_args(argv)
@@ -289,7 +297,7 @@ def main(argv=None):
     changes = [(read_text(path), path) for path in args.change]
     if text is None or any(t is None for t, _ in changes):
         return 1
-    source, problems = tangle(text, args.markdown, not args.no_line, changes)
+    source, problems = tangle(text, args.markdown, not args.no_line, changes, args.only)
     for file, line, message in problems:
         print(f"{file}:{line}: error: {message}", file=sys.stderr)
     if problems:

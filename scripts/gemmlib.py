@@ -6,7 +6,7 @@ Everything that builds gemm.md for a script or a test goes through here:
     defines(pair, shape, ta, tb)    the -D options, spelled as the Makefile spells them
     target(gpu)                     nvcc's target for a GPU (Hopper as sm_90a)
     runs_on(kernel, cc)             whether a kernel runs on a GPU, from --describe
-    nvcc(source, out, defines, gpu) compile: an executable, a cubin with its PTX, or PTX
+    nvcc(source, out, defines, gpu) compile: an executable, an object, a cubin with its PTX, or PTX
     registry()                      what ./gemm --describe says, from a quick PTX-only build
     run(exe, args), parse_csv(text) run ./gemm, read --csv rows by column name
     find_gpu()                      the GPU in this machine, from nvidia-smi
@@ -71,10 +71,13 @@ def defines(pair=None, shape=None, ta=None, tb=None, cublas=False, settings=None
 
 def command(source, out, flags, gpu="90", mode="exe"):
     """The nvcc command line: mode "exe" (linked with cuBLAS when the flags ask for it),
-    "cubin" (device code only, intermediate files kept in out.keep/) or "ptx"."""
+    "obj" (an object file to link), "cubin" (device code only, intermediate files kept in
+    out.keep/) or "ptx"."""
     cmd = [NVCC, *FLAGS, *target(gpu), *flags]
     if mode == "exe":
         cmd += ["-o", out, source] + (["-lcublas", "-lcublasLt"] if "-DUSE_CUBLAS=1" in flags else []) + ["-ldl"]
+    elif mode == "obj":
+        cmd += ["-c", "-o", out, source]
     elif mode == "cubin":
         cmd += ["-cubin", "-keep", "-keep-dir", f"{out}.keep", "-o", out, source]
     elif mode == "ptx":
@@ -110,10 +113,11 @@ def nvcc(source, out, flags, gpu="90", mode="exe", timeout=TIMEOUT, keep=False, 
     return result
 
 
-def tangle(out, changes=(), document=None):
+def tangle(out, changes=(), document=None, only=()):
     """gemm.md (or `document`), with the change files `changes` (paths, or names in worklog/),
-    tangled to `out`. SystemExit with tangle.py's message when it fails."""
-    args = []
+    tangled to `out`; with `only`, those fragments alone (tangle.py --only). SystemExit with
+    tangle.py's message when it fails."""
+    args = [a for name in only for a in ("--only", name)]
     for change in changes:
         path = Path(change)
         if path.suffix != ".md":

@@ -517,6 +517,15 @@ def test_change_file_errors(tmp_path):
     assert result.returncode == 1 and "cannot read missing.md" in result.stderr
 
 
+def test_only_tangles_the_named_fragments_in_the_order_given(tmp_path):
+    output = tangle_text(tmp_path, NAMED, "--no-line", "--only", "Settings", "--only", "The body")
+    assert code_lines(output) == ["#define N 4", "#define M 5", "total += i;"]
+    # The fragments left out are no error; a name that is not there is.
+    (tmp_path / "doc.md").write_text(NAMED)
+    result = run_tangle(tmp_path, "doc.md", "--only", "The bdy")
+    assert result.returncode == 1 and "undefined fragment <<The bdy>>" in result.stderr
+
+
 def test_a_shift_operator_is_not_a_reference(tmp_path):
     doc = "```cpp\nint a = 1 << 3;\nint b = a >> 1;\n```\n"
     assert code_lines(tangle_text(tmp_path, doc, "--no-line")) == ["int a = 1 << 3;", "int b = a >> 1;"]
