@@ -171,11 +171,9 @@ check-gpu:
 sweep: $(VENV)/ok
 	$(VENV)/bin/python scripts/sweep.py run
 
-# The same settings as ./gemm's; peers.py installs CUTLASS's headers into build/cutlass/ first.
+# The same settings as ./gemm's; peerlib.py installs CUTLASS's headers into build/cutlass/ first.
 peers:
-	$(PYTHON) scripts/peers.py build $(if $(TYPE),--type $(TYPE)) $(if $(MNK),--shape $(MNK)) \
-	    $(if $(TRANSPOSE_A),--transpose-a $(TRANSPOSE_A)) $(if $(TRANSPOSE_B),--transpose-b $(TRANSPOSE_B)) \
-	    $(if $(BUILT_ARCH),--arch $(BUILT_ARCH))
+	$(PYTHON) scripts/peerlib.py build$(if $(TYPE), --type $(TYPE))$(if $(MNK), --shape $(MNK))$(if $(TRANSPOSE_A), --transpose-a $(TRANSPOSE_A))$(if $(TRANSPOSE_B), --transpose-b $(TRANSPOSE_B))$(if $(BUILT_ARCH), --arch $(BUILT_ARCH))
 
 clean:
 	rm -rf gemm gemm-cutlass gemm.cu gemm.html gemm.png build

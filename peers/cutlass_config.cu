@@ -44,6 +44,19 @@ static CAcc scalar(Pair::acc_t x)
         return CAcc(x);
 }
 
+// One GEMM through CUTLASS's device-level object, whichever kind: NULL, or why not.
+template <typename Gemm>
+static const char *run_gemm(const typename Gemm::Arguments &args, void *work)
+{
+    static Gemm gemm;
+    cutlass::Status status = gemm.can_implement(args);
+    if (status == cutlass::Status::kSuccess)
+        status = gemm.initialize(args, work);
+    if (status == cutlass::Status::kSuccess)
+        status = gemm.run();
+    return status == cutlass::Status::kSuccess ? NULL : cutlassGetStatusString(status);
+}
+
 // ---- sm80: cutlass::gemm::device::Gemm, a multistage cp.async pipeline and mma.sync ----
 
 template <int, int BM, int BN, int KB, int WM, int WN, int STAGES>
@@ -69,13 +82,7 @@ static const char *run_sm80(const Peer *call)
                                       {(const CIn *)call->A, call->lda}, {(const CIn *)call->B, call->ldb},
                                       {(COut *)call->out, call->ldc}, {(COut *)call->out, call->ldc},
                                       {scalar(call->alpha), scalar(call->beta)});
-        static Gemm gemm;
-        cutlass::Status status = gemm.can_implement(args);
-        if (status == cutlass::Status::kSuccess)
-            status = gemm.initialize(args, nullptr);
-        if (status == cutlass::Status::kSuccess)
-            status = gemm.run();
-        return status == cutlass::Status::kSuccess ? NULL : cutlassGetStatusString(status);
+        return run_gemm<Gemm>(args, NULL);
     }
 }
 
@@ -149,13 +156,7 @@ static const char *run_sm90(const Peer *call)
                 return "no device memory for CUTLASS's workspace";
             work_bytes = need;
         }
-        static Gemm gemm;
-        cutlass::Status status = gemm.can_implement(args);
-        if (status == cutlass::Status::kSuccess)
-            status = gemm.initialize(args, work);
-        if (status == cutlass::Status::kSuccess)
-            status = gemm.run();
-        return status == cutlass::Status::kSuccess ? NULL : cutlassGetStatusString(status);
+        return run_gemm<Gemm>(args, work);
 #else
         (void)call;
         return "CUTLASS's Hopper GEMM needs a build for sm_90a";

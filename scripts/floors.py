@@ -4,6 +4,8 @@
     python3 scripts/floors.py run [--part 1/2] [--types F16_IN_F32_OUT,...] [--out results]
     python3 scripts/floors.py run --problems 8192 --layouts TN,NN --rounds 3 --sustain 10
     python3 scripts/floors.py report results/X-floors-1.csv [results/X-floors-2.csv ...] [--into gemm.md]
+    python3 scripts/floors.py run --peers [--types ...] [--layouts TN] [--problems ...] [--rounds 3]
+    python3 scripts/floors.py report results/X-peers-1.csv --table peers [--into gemm.md]
 
 `run` builds the shipped gemm.md for every pair that has the Hopper kernel (./gemm
 --describe) in each of its layouts, and runs each at every problem of PROBLEMS: the Hopper
@@ -17,6 +19,13 @@ With --problems (N for N^3, or MxNxK) and --layouts it runs those alone, and wit
 each R times, the runs of a round taking turns with those of the others (so that each
 implementation meets the GPU in the same states); --sustain S adds ./gemm's --sustain=S to
 each run, for the steady state beside the burst.
+
+With --peers it builds gemm-cutlass instead (peerlib.py: ./gemm with CUTLASS's GEMMs as more
+kernels) and runs every kernel, every CUTLASS configuration and cuBLAS in one process, by
+default the 16-bit pairs in the layout TN at 8192^3, 4096^3, 2048^3 and 1024^3, three rounds,
+without energy windows (a dozen implementations would take seconds of them each); the
+floors then are CUTLASS's best sm80 GEMM for the tiled kernel and its best Hopper GEMM for the
+Hopper kernel, which `report --table peers` tabulates (results/X-peers-I.csv).
 
 `report` works anywhere: from one or more such CSVs it writes, beside the first, a table
 (.md) of the Hopper kernel's share of cuBLAS for each pair, problem and layout, each cell
@@ -40,12 +49,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gemmlib  # noqa: E402
+import peerlib  # noqa: E402  (gemm-cutlass: ./gemm with CUTLASS's GEMMs beside the kernels)
 import sweep  # noqa: E402  (the CSV reader, the layer shapes, the number format)
 
 # Cubes, a narrow problem with a long K, and the shapes of language models' layers (with an
 # odd neighbour): (M, N, K).
 PROBLEMS = ([(n, n, n) for n in (256, 512, 1024, 2048, 3000, 4096, 8192, 16384)] +
             [(256, 256, 8192)] + sweep.LAYER_SHAPES)
+PEER_PROBLEMS = [(n, n, n) for n in (8192, 4096, 2048, 1024)]   # the floors against CUTLASS
 LARGE_FLOOR = 1.00       # share of cuBLAS from 2048 up
 SMALL_FLOOR_1024 = 0.80  # share of cuBLAS at 1024^3
 BUILD = gemmlib.REPO / "build" / "floors"
@@ -290,6 +301,16 @@ def report(paths, into=None, table_name="floors"):
     first = Path(paths[0])
     stem = first.with_name(first.stem.rsplit("-", 1)[0] if first.stem[-1].isdigit() else first.stem)
     table = stem.with_suffix(".md")
+    if table_name == "peers":   # CUTLASS beside the kernels: peerlib's tables alone
+        made = peerlib.make_table(meta, rows, paths)
+        table.write_text(made, encoding="utf-8")
+        print(table)
+        if into:
+            import worklog
+            document = Path(into).read_text(encoding="utf-8")
+            Path(into).write_text(worklog.insert_table(document, made, "peers"), encoding="utf-8")
+            print(f"floors.py: the peers table written into {into}")
+        return
     energy = conditions_table(rows)
     table.write_text(make_table(meta, rows) + (f"\n{CONDITIONS_NOTE}\n\n{energy}" if energy else ""),
                      encoding="utf-8")
@@ -314,7 +335,7 @@ def run(args):
     layouts = described["layouts"]
     BUILD.mkdir(parents=True, exist_ok=True)
     source = gemmlib.tangle(BUILD / "gemm.cu")
-    chosen = args.layouts.split(",") if args.layouts else list(layouts)
+    chosen = args.layouts.split(",") if args.layouts else ["TN"] if args.peers else list(layouts)
     if set(chosen) - set(layouts):
         raise SystemExit(f"floors.py: --layouts takes {', '.join(layouts)}")
     jobs = [(pair, layout) for pair in args.types.split(",") for layout in chosen]
@@ -325,27 +346,34 @@ def run(args):
         result = gemmlib.nvcc(source, exe, gemmlib.defines(pair, None, *layouts[layout], cublas=True), gpu=cc)
         return exe if result.returncode == 0 else SystemExit(f"{pair} {layout} did not build:\n{result.stderr[-2000:]}")
 
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        built = dict(zip(jobs, pool.map(build, jobs)))
+    if args.peers:   # each build compiles its CUTLASS objects in parallel, and keeps them
+        built = {(pair, layout): peerlib.build(pair, *layouts[layout], gpu=cc, out=BUILD / f"cutlass-{pair}-{layout}")
+                 for pair, layout in jobs}
+    else:
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+            built = dict(zip(jobs, pool.map(build, jobs)))
     for exe in built.values():
         if isinstance(exe, SystemExit):
             raise exe
-    problems = args.problems or PROBLEMS
+    problems = args.problems or (PEER_PROBLEMS if args.peers else PROBLEMS)
     runs = gemmlib.share_of([(job, p) for _ in range(args.rounds) for p in problems for job in jobs], args.part)
     extra = [f"--sustain={args.sustain}"] if args.sustain else []
+    extra += ["--energy-ms=0"] if args.peers else []
     date = datetime.date.today().isoformat()
     args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"{sweep.slug(gpu)}-{date}-floors-{args.part[0]}.csv"
+    path = args.out / f"{sweep.slug(gpu)}-{date}-{'peers' if args.peers else 'floors'}-{args.part[0]}.csv"
     header = gemmlib.run(built[jobs[0]], ["--csv-header"]).stdout.strip()
     failed, start = 0, time.monotonic()
     with open(path, "w", encoding="utf-8") as out:
         out.write(f"# gpu: {gpu}\n# compute capability: {cc[:-1]}.{cc[-1]}\n# driver: {driver}\n"
                   f"# date: {date}\n# command: {shlex.join([sys.executable] + sys.argv)}\n"
-                  f"# source: gemm.md at {sweep.source_revision()}\n{header}\n")
+                  f"# source: gemm.md at {sweep.source_revision()}\n"
+                  f"{f'# cutlass: {peerlib.pinned()}' + chr(10) if args.peers else ''}{header}\n")
         for n, ((pair, layout), problem) in enumerate(runs, 1):
             repeat = sweep.REPEAT_LARGE if math.prod(problem) >= sweep.LARGE ** 3 else sweep.REPEAT
+            kernels = "--kernel=all" if args.peers else kernels_for(problem)
             try:
-                result = gemmlib.run(built[(pair, layout)], [*map(str, problem), kernels_for(problem), "--csv",
+                result = gemmlib.run(built[(pair, layout)], [*map(str, problem), kernels, "--csv",
                                      "--verify=sample", "--warmup", str(sweep.WARMUP), "--repeat", str(repeat),
                                      *extra],
                                      timeout=RUN_TIMEOUT)
@@ -376,12 +404,16 @@ def main(argv=None):
     p_run.add_argument("--layouts", default="", help="comma-separated layouts (default: all four)")
     p_run.add_argument("--rounds", type=int, default=1, help="runs of each, taking turns")
     p_run.add_argument("--sustain", type=int, default=0, metavar="S", help="also ./gemm --sustain=S")
+    p_run.add_argument("--peers", action="store_true",
+                       help="gemm-cutlass, every kernel beside CUTLASS's GEMMs (by default the layout TN "
+                            "at 8192^3 to 1024^3)")
     p_report = commands.add_parser("report", help="the table and plot of floors CSVs")
     p_report.add_argument("csv", type=Path, nargs="+")
     p_report.add_argument("--into", type=Path, help="also write the table between the floors markers of this file")
-    p_report.add_argument("--table", choices=("floors", "energy"), default="floors",
-                          help="which table --into writes: the floors, or the kernel against cuBLAS in "
-                               "speed, per clock and in energy (between the energy markers)")
+    p_report.add_argument("--table", choices=("floors", "energy", "peers"), default="floors",
+                          help="which table --into writes: the floors, the kernel against cuBLAS in "
+                               "speed, per clock and in energy (between the energy markers), or, of a run "
+                               "with --peers, the kernels against CUTLASS (between the peers markers)")
     args = parser.parse_args(argv)
     return run(args) if args.command == "run" else report(args.csv, args.into, args.table)
 

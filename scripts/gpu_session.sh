@@ -11,28 +11,27 @@
 #   bash scripts/gpu_session.sh choices [ARGS]
 #                                         the Hopper kernel's widths and splits (choices_gpu.py)
 #   bash scripts/gpu_session.sh floors --part I/N
-#                                         the Hopper kernel against its floors (floors.py run)
+#                                         the Hopper kernel against its floors (floors.py run);
+#                                         with --peers, the kernels beside CUTLASS's GEMMs (without
+#                                         the package index, PIP_FIND_LINKS names the folder of
+#                                         CUTLASS's wheel)
 #   bash scripts/gpu_session.sh compare ARGS
 #                                         a build against another, taking turns (compare_gpu.py)
 #   bash scripts/gpu_session.sh conditions [M N K]
 #                                         clock, power and energy: the default pair (NN and TN)
 #                                         at 8192^3 in a burst, on other input values and
 #                                         sustained, and the energy window's checks at odd sizes
-#   bash scripts/gpu_session.sh peers [ARGS]
-#                                         CUTLASS beside the kernels and cuBLAS (peers.py run);
-#                                         without the package index, PIP_FIND_LINKS names the
-#                                         folder of CUTLASS's wheel
 #
 # Each piece first prints the GPU, its clocks and the commit, so that the
 # logs say where and on what they were measured. The scripts it runs find the
 # GPU, and say so in one line when there is none.
 set -u
 cd "$(dirname "$0")/.."
-[ $# -ge 1 ] || { echo "usage: bash scripts/gpu_session.sh check|worklog|parts|sweep|choices|floors|compare|conditions|peers [ARGS]" >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: bash scripts/gpu_session.sh check|worklog|parts|sweep|choices|floors|compare|conditions [ARGS]" >&2; exit 2; }
 piece=$1
 shift
 case $piece in
-    check|worklog|parts|sweep|choices|floors|compare|conditions|peers) ;;
+    check|worklog|parts|sweep|choices|floors|compare|conditions) ;;
     *) echo "gpu_session: no piece called '$piece'" >&2; exit 2 ;;
 esac
 OUT=${OUT:-build/session}
@@ -78,7 +77,6 @@ case $piece in
     floors)  cmd=(python3 scripts/floors.py run "$@" --out "$OUT") ;;
     compare) cmd=(python3 scripts/compare_gpu.py "$@" --out "$OUT/compare.csv") ;;
     conditions) cmd=(conditions "$@") ;;
-    peers)   cmd=(python3 scripts/peers.py run "$@" --out "$OUT") ;;
 esac
 "${cmd[@]}" 2>&1 | tee "$OUT/$log.txt"
 exit "${PIPESTATUS[0]}"

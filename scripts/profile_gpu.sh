@@ -8,16 +8,26 @@
 # warps' stalls and the schedulers' issue rate. With change files of worklog/, a variant.
 #
 #   bash scripts/profile_gpu.sh [--cublas-first] [--change FILE ...] [SIZE ...]
+#   bash scripts/profile_gpu.sh --tiled-against CONFIG [SIZE ...]
+#
+# With --tiled-against, the tiled kernel and the CUTLASS configuration CONFIG of
+# peers/cutlass.h (such as cutlass80_128x256_s3) instead, from gemm-cutlass (peerlib.py), with
+# the shared memory's bank conflicts and the instruction mix besides.
 #
 # Results go to $OUT (default build/profile): profile-SIZE.txt for each size.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build/profile}
 mkdir -p "$OUT"
-changes= kernels=(gemm_wgmma 'nvjet|sm90_xmma|cutlass')
+# Each profiled kernel: the regular expression of its name, and the --kernel of ./gemm's run.
+changes= kernels=(gemm_wgmma 'nvjet|sm90_xmma|cutlass') runs=(wgmma wgmma) peer= more=()
 if [ "${1:-}" = "--cublas-first" ]; then
     kernels=('nvjet|sm90_xmma|cutlass' gemm_wgmma)
     shift
+elif [ "${1:-}" = "--tiled-against" ] && [ $# -ge 2 ]; then
+    peer=$2 kernels=(gemm_tiled '^Kernel') runs=(tiled "$2")
+    more=(--section MemoryWorkloadAnalysis_Tables --section InstructionStats)
+    shift 2
 fi
 while [ "${1:-}" = "--change" ]; do
     [ $# -ge 2 ] || { echo "usage: bash scripts/profile_gpu.sh [--cublas-first] [--change FILE ...] [SIZE ...]" >&2; exit 2; }
@@ -32,6 +42,9 @@ if [ -z "$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null)" ]; th
 fi
 command -v ncu > /dev/null || { echo "profile_gpu: no ncu (Nsight Compute) on this machine" >&2; exit 3; }
 build=build/profile-gemm
+if [ -n "$peer" ]; then
+    python3 scripts/peerlib.py build --type F16_IN_F32_OUT --transpose-b 1 -o "$build/gemm" || exit 1
+else
 python3 - "$build" "$changes" <<'PY' || exit 1
 import sys
 sys.path.insert(0, "scripts")
@@ -46,16 +59,18 @@ built = gemmlib.nvcc(source, f"{build}/gemm", gemmlib.defines("F16_IN_F32_OUT", 
 if built.returncode:
     raise SystemExit(f"profile_gpu: the build failed:\n{built.stderr[-2000:]}")
 PY
+fi
 status=0
 for n in "${sizes[@]}"; do
     # The Hopper kernel, then cuBLAS's GEMM (whose kernels are named nvjet, sm90_xmma or
     # cutlass): the second launch of each, the first being its warm-up.
     : > "$OUT/profile-$n.txt"
-    for kernel in "${kernels[@]}"; do
-        ncu --clock-control none --launch-skip 1 --launch-count 1 --kernel-name regex:"$kernel" \
+    for i in "${!kernels[@]}"; do
+        ncu --clock-control none --launch-skip 1 --launch-count 1 --kernel-name regex:"${kernels[$i]}" \
             --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
             --section WarpStateStats --section SchedulerStats --section LaunchStats --section Occupancy \
-            "$build/gemm" "$n" "$n" "$n" --kernel=wgmma --warmup 1 --repeat 1 --verify=off \
+            "${more[@]}" "$build/gemm" "$n" "$n" "$n" --kernel="${runs[$i]}" --warmup 1 --repeat 1 \
+            --verify=off --energy-ms=0 ${peer:+--cublas=off} \
             >> "$OUT/profile-$n.txt" 2>&1 || status=1   # each kernel's failure counts
     done
     grep -E "^  [a-zA-Z_].*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|DRAM Throughput|SM Frequency|Elapsed Cycles|Issued Ipc|No Eligible|Warp Cycles Per Issued" \

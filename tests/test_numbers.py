@@ -31,7 +31,8 @@ def load(name):
     return module
 
 
-sweep, worklog, numbers, floors = load("sweep"), load("worklog"), load("post_tables"), load("floors")
+sweep, worklog, numbers, floors, peers = (load("sweep"), load("worklog"), load("post_tables"), load("floors"),
+                                       load("peerlib"))
 shown = worklog.shown   # a number as the tables show it, so per cents follow from what is written
 POST = (REPO / "gemm.md").read_text(encoding="utf-8")
 PROSE = re.sub(r"\s+", " ", POST)
@@ -420,6 +421,27 @@ def test_the_energy_table_in_gemm_md_is_generated():
     assert len(steady) == 6
     assert all(m["per_clock"] > 1 and m["clock"] < m["cublas_clock"] and m["energy"] >= 1 for m in steady)
     assert "needs fewer than\ncuBLAS, but draws more power per cycle, so it is clocked lower" in POST
+
+
+PEERS = "results/nvidia-h100-80gb-hbm3-2026-11-26-peers-1.csv"
+
+
+def test_the_cutlass_table_in_gemm_md_is_generated():
+    """"Beside CUTLASS" is floors.py's table (peerlib.make_table) of one session's CSV, and its prose says what the
+    table shows: the tiled kernel behind CUTLASS's best sm80 GEMM in every cell, the Hopper
+    kernel ahead of its best Hopper GEMM in most cells and a few per cent behind in the rest."""
+    assert regenerated_by_floors_report("<!-- peers:begin -->", "| f16→f32 | 8192³ |", "| f16→f32 | 9999³ |",
+                                        [PEERS], "--table", "peers")
+    speeds = peers.best(sweep.read_csv(REPO / PEERS)[1])
+    cells = {key[:3] for key in speeds}
+    def top(cell, kind):
+        return max(v for k, v in speeds.items() if k[:3] == cell and peers.kind_of(k[3]) == kind)
+    tiled = [speeds[(*c, "tiled")] / top(c, "sm80") for c in cells]
+    hopper = [speeds[(*c, "wgmma")] / top(c, "sm90") for c in cells]
+    assert max(tiled) < 1
+    assert sum(h >= 1 for h in hopper) > len(hopper) / 2 and min(hopper) > 0.95
+    assert "The tiled kernel trails CUTLASS's sm80\nGEMMs everywhere" in POST
+    assert "a few per cent behind in the others" in POST
 
 
 def test_the_hopper_worklog_and_parts_tables_in_gemm_md_are_generated():

@@ -1,34 +1,26 @@
 #!/usr/bin/env python3
-"""CUTLASS beside cuBLAS: build gemm-cutlass, run it, tabulate it.
+"""CUTLASS beside the kernels: build gemm-cutlass, and tabulate what it measured.
 
-    python3 scripts/peers.py build [--type T] [--transpose-a 0|1] [--transpose-b 0|1] [--arch sm_90a]
-    python3 scripts/peers.py run [--types F16_IN_F32_OUT,...] [--layouts TN] [--problems 8192,4096]
-                                 [--rounds 3] [--out results]
-    python3 scripts/peers.py report results/X-peers.csv [--into gemm.md]
+    python3 scripts/peerlib.py build [--type T] [--transpose-a 0|1] [--transpose-b 0|1] [--arch sm_90a]
 
 gemm-cutlass is ./gemm with CUTLASS's GEMMs as more rows of its kernel table (the
 configurations of peers/cutlass.h): every one is timed, verified against the CPU reference
 and cuBLAS, and reported exactly as the kernels are, on the same input values, in the same
-process. `make peers` runs `build` for make's configuration.
+process. `make peers` runs `build` for make's configuration; `floors.py run --peers` builds
+it for each pair and layout and times it, and `floors.py report --table peers` makes the
+table of `make_table` from such a run.
 
 CUTLASS's headers come from the pinned wheel of peers/requirements.txt, installed (without
 its Python dependencies, which only its Python generator needs) into build/cutlass/ the first
 time; where the package index cannot be reached, PIP_FIND_LINKS=DIR PIP_NO_INDEX=1 installs it
 from the wheel in DIR. Each configuration is one object, compiled in parallel and kept in
 build/peers/ under a hash of everything it is built from, so a second build links only.
-
-`run` builds gemm-cutlass for each pair and layout and runs every problem with every kernel,
-every configuration and cuBLAS in one process (--kernel=all), the rounds taking turns;
-`report` makes, from such a CSV, the table of the best CUTLASS configuration of each kind
-against the kernels and cuBLAS.
 """
 
 import argparse
-import datetime
 import hashlib
 import os
 import re
-import shlex
 import shutil
 import subprocess
 import sys
@@ -49,9 +41,8 @@ UTIL_INCLUDE = INSTALLED / "cutlass_library" / "source" / "tools" / "util" / "in
 BUILD = REPO / "build" / "peers"
 # CUTLASS's own build settings; 2908 is a warning in its Blackwell headers about C++20.
 CUTLASS_FLAGS = ["--expt-relaxed-constexpr", "-DNDEBUG", "-diag-suppress=2908"]
-# The two pairs of the tangled document that a configuration needs: the settings and the pairs.
+# The two fragments of the document that a configuration needs: the settings and the pairs.
 PAIR_FRAGMENTS = ("Configuration", "Types and compile-time checks")
-RUN_TIMEOUT = 600
 
 
 def pinned():
@@ -67,8 +58,8 @@ def headers(install=True):
         return INCLUDE, UTIL_INCLUDE
     wanted = pinned()
     if not install:
-        raise SystemExit(f"peers.py: CUTLASS's headers are not in {INSTALLED}: run `make peers`")
-    print(f"peers.py: installing CUTLASS's headers ({wanted}, 6.4 MB) into {INSTALLED.relative_to(REPO)}/",
+        raise SystemExit(f"peerlib.py: CUTLASS's headers are not in {INSTALLED}: run `make peers`")
+    print(f"peerlib.py: installing CUTLASS's headers ({wanted}, 6.4 MB) into {INSTALLED.relative_to(REPO)}/",
           flush=True)
     result = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
                              "--target", str(INSTALLED), "-r", str(REQUIREMENTS)],
@@ -76,7 +67,7 @@ def headers(install=True):
     if result.returncode != 0 or not (INCLUDE / "cutlass" / "cutlass.h").exists():
         shutil.rmtree(INSTALLED, ignore_errors=True)
         raise SystemExit(
-            f"peers.py: CUTLASS's headers are missing, and pip could not install {wanted}:\n"
+            f"peerlib.py: CUTLASS's headers are missing, and pip could not install {wanted}:\n"
             f"{(result.stderr or result.stdout).strip()[-1500:]}\n"
             f"Without the package index, download the wheel elsewhere (python3 -m pip download "
             f"--no-deps {wanted}) and run again with PIP_FIND_LINKS=<its folder> PIP_NO_INDEX=1.")
@@ -90,7 +81,7 @@ def configurations():
     result = subprocess.run(["cpp", "-P", "-I", str(PEERS), "-"], input=text,
                             capture_output=True, text=True)
     if result.returncode != 0:
-        raise SystemExit(f"peers.py: the preprocessor could not read peers/cutlass.h:\n{result.stderr}")
+        raise SystemExit(f"peerlib.py: the preprocessor could not read peers/cutlass.h:\n{result.stderr}")
     found = {}
     for line in result.stdout.splitlines():
         kind, sep, names = line.partition(":")
@@ -136,18 +127,18 @@ def build(pair=None, ta=None, tb=None, gpu="90", out=None, quiet=False, shape=No
             return None, f"{name} did not compile:\n{result.stderr[-3000:]}"
         (folder / f"{name}.tmp.o").replace(obj)
         if not quiet:
-            print(f"peers.py: {name} compiled in {time.monotonic() - t0:.0f} s", flush=True)
+            print(f"peerlib.py: {name} compiled in {time.monotonic() - t0:.0f} s", flush=True)
         return obj, None
 
     todo = [n for n in wanted if not (folder / f"{n}.o").exists()]
     if todo and not quiet:
-        print(f"peers.py: compiling {len(todo)} CUTLASS configuration{'s' if len(todo) != 1 else ''} "
+        print(f"peerlib.py: compiling {len(todo)} CUTLASS configuration{'s' if len(todo) != 1 else ''} "
               f"on {os.cpu_count()} cores (tens of seconds each)", flush=True)
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         done = list(pool.map(compile_one, wanted))
     problems = [why for _, why in done if why]
     if problems:
-        raise SystemExit("peers.py: " + "\n".join(problems))
+        raise SystemExit("peerlib.py: " + "\n".join(problems))
     out = Path(out or REPO / "gemm-cutlass")
     main_flags = [*flags, "-I", str(PEERS), '-DPEER_KERNELS="cutlass_rows.h"', f"-DPEER_SM90={int(sm90)}",
                   *[str(o) for o, _ in done]]
@@ -156,52 +147,10 @@ def build(pair=None, ta=None, tb=None, gpu="90", out=None, quiet=False, shape=No
     if not linked.exists():
         result = gemmlib.nvcc(source, f"{linked}.tmp", main_flags, gpu=gpu)
         if result.returncode != 0:
-            raise SystemExit(f"peers.py: gemm-cutlass did not build:\n{result.stderr[-3000:]}")
+            raise SystemExit(f"peerlib.py: gemm-cutlass did not build:\n{result.stderr[-3000:]}")
         Path(f"{linked}.tmp").replace(linked)
     shutil.copy2(linked, out)
     return out
-
-
-def run(args):
-    gpu, cc, driver = gemmlib.find_gpu("peers.py")
-    described = gemmlib.registry()
-    layouts = described["layouts"]
-    chosen = args.layouts.split(",")
-    if set(chosen) - set(layouts):
-        raise SystemExit(f"peers.py: --layouts takes {', '.join(layouts)}")
-    jobs = [(pair, layout) for pair in args.types.split(",") for layout in chosen]
-    built = {}
-    for pair, layout in jobs:    # each build compiles its objects in parallel
-        built[(pair, layout)] = build(pair, *layouts[layout], gpu=cc,
-                                      out=BUILD / f"gemm-cutlass-{pair}-{layout}")
-    runs = [(job, p) for _ in range(args.rounds) for p in args.problems for job in jobs]
-    date = datetime.date.today().isoformat()
-    args.out.mkdir(parents=True, exist_ok=True)
-    path = args.out / f"{sweep.slug(gpu)}-{date}-peers.csv"
-    header = gemmlib.run(built[jobs[0]], ["--csv-header"]).stdout.strip()
-    failed, start = 0, time.monotonic()
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(f"# gpu: {gpu}\n# compute capability: {cc[:-1]}.{cc[-1]}\n# driver: {driver}\n"
-                  f"# date: {date}\n# command: {shlex.join([sys.executable] + sys.argv)}\n"
-                  f"# source: gemm.md at {sweep.source_revision()}\n# cutlass: {pinned()}\n{header}\n")
-        for n, ((pair, layout), problem) in enumerate(runs, 1):
-            try:
-                result = gemmlib.run(built[(pair, layout)],
-                                     [*map(str, problem), "--kernel=all", "--csv", "--verify=sample",
-                                      "--warmup", str(sweep.WARMUP), "--repeat", str(sweep.REPEAT),
-                                      f"--energy-ms={args.energy_ms}"], timeout=RUN_TIMEOUT)
-                stdout, code = result.stdout, result.returncode
-            except subprocess.TimeoutExpired:
-                stdout, code = "", f"no answer in {RUN_TIMEOUT} s"
-            out.write(stdout)
-            if code != 0:
-                failed += 1
-                out.write(f"# failed: {pair} {layout} {'x'.join(map(str, problem))}, exit {code}\n")
-            out.flush()
-            print(f"[{n}/{len(runs)}] {pair} {layout} {'x'.join(map(str, problem))}: exit {code}, "
-                  f"{sweep.format_duration(time.monotonic() - start)}", flush=True)
-    print(path)
-    return 1 if failed else 0
 
 
 def kind_of(impl):
@@ -221,57 +170,54 @@ def best(rows):
     return {key: sorted(v)[len(v) // 2] for key, v in speeds.items()}
 
 
-def make_table(meta, rows):
-    """Markdown: for each pair, layout and problem, the tiled kernel against the best CUTLASS
-    sm80 configuration, the Hopper kernel against the best sm90 one, and cuBLAS."""
+def short_name(impl):
+    """A configuration as the table names it: cutlass90_cooperative_128x256_c2 -> coop 128x256 c2."""
+    words = impl.split("_")[1:]
+    return " ".join({"cooperative": "coop", "pingpong": "ping"}.get(w, w) for w in words)
+
+
+def make_table(meta, rows, paths=()):
+    """Markdown: two tables, for each pair, layout and problem, the tiled kernel against the best
+    CUTLASS sm80 configuration, and the Hopper kernel against the best sm90 one beside cuBLAS;
+    then what they were measured on, how, and from which CSV."""
+    import floors
     speeds = best(rows)
-    groups = sorted({k[:3] for k in speeds}, key=lambda g: (sweep.type_order(g[0]), g[1], -g[2][0] * g[2][1] * g[2][2]))
-    lines = [f"CUTLASS beside the kernels and cuBLAS on {meta.get('gpu', 'the GPU')}, {meta.get('date', '')}: "
-             f"eTOPS, the median of each implementation's rounds, every result verified. "
-             f"Command: `{meta.get('command', '')}`; {meta.get('source', '')}; {meta.get('cutlass', '')}.", "",
-             "| pair | layout | problem | tiled | best CUTLASS sm80 | tiled / it | Hopper kernel "
-             "| best CUTLASS sm90 | Hopper / it | cuBLAS |",
-             "|---|---|---|---:|---|---:|---:|---|---:|---:|"]
+    short = {name: entry["short"] for name, entry in gemmlib.pairs().items()}
+    groups = sorted({k[:3] for k in speeds},
+                    key=lambda g: (sweep.type_order(g[0]), g[1], -g[2][0] * g[2][1] * g[2][2]))
+    layouts = sorted({g[1] for g in groups})
+
+    def cell(value):
+        return sweep.fmt3(value) if value else "—"
+
+    def share(a, b):
+        return f"{100 * a / b:.0f} %" if a and b else "—"
+
+    tables = {"sm80": ["| pair | problem | tiled | best CUTLASS sm80 | its tile | tiled / it |",
+                       "|---|---|---:|---:|---|---:|"],
+              "sm90": ["| pair | problem | Hopper | best CUTLASS sm90 | its tile | Hopper / it | cuBLAS |",
+                       "|---|---|---:|---:|---|---:|---:|"]}
     for pair, layout, problem in groups:
         here = {k[3]: v for k, v in speeds.items() if k[:3] == (pair, layout, problem)}
-
-        def top(kind):
-            found = [(v, impl) for impl, v in here.items() if kind_of(impl) == kind]
-            return max(found) if found else (None, None)
-
-        def cell(value):
-            return sweep.fmt3(value) if value else "—"
-
-        def share(a, b):
-            return f"{100 * a / b:.0f} %" if a and b else "—"
-
-        s80, n80 = top("sm80")
-        s90, n90 = top("sm90")
+        name = short.get(pair, pair) + (f" {layout}" if len(layouts) > 1 else "")
         label = "x".join(map(str, problem)) if len(set(problem)) > 1 else f"{problem[0]}³"
-        lines.append(f"| {pair} | {layout} | {label} | {cell(here.get('tiled'))} | "
-                     f"{cell(s80)}{f' ({n80})' if n80 else ''} | {share(here.get('tiled'), s80)} | "
-                     f"{cell(here.get('wgmma'))} | {cell(s90)}{f' ({n90})' if n90 else ''} | "
-                     f"{share(here.get('wgmma'), s90)} | {cell(here.get('cublas'))} |")
-    return "\n".join(lines) + "\n"
-
-
-def report(paths, into=None):
-    meta, rows = {}, []
-    for path in paths:
-        m, r = sweep.read_csv(path)
-        meta = meta or m
-        rows += r
-    if not rows:
-        raise SystemExit(f"peers.py: no rows in {', '.join(map(str, paths))}")
-    table = make_table(meta, rows)
-    out = Path(paths[0]).with_suffix(".md")
-    out.write_text(table, encoding="utf-8")
-    print(out)
-    if into:
-        import worklog
-        document = Path(into).read_text(encoding="utf-8")
-        Path(into).write_text(worklog.insert_table(document, table, "peers"), encoding="utf-8")
-        print(f"peers.py: the peers table written into {into}")
+        for kind, kernel in (("sm80", "tiled"), ("sm90", "wgmma")):
+            found = [(v, impl) for impl, v in here.items() if kind_of(impl) == kind]
+            top, impl = max(found) if found else (None, None)
+            line = (f"| {name} | {label} | {cell(here.get(kernel))} | {cell(top)} | "
+                    f"{short_name(impl) if impl else '—'} | {share(here.get(kernel), top)} |")
+            tables[kind].append(line + (f" {cell(here.get('cublas'))} |" if kind == "sm90" else ""))
+    made = "".join(f"`{Path(p).name}`" for p in paths[:1])
+    caption = (f"eTOPS on {meta.get('gpu', 'the GPU')}, {meta.get('date', '')}, "
+               f"{'layout ' + layouts[0] + ', ' if len(layouts) == 1 else ''}by "
+               f"`{floors.sweep_command(meta)}` ({meta.get('cutlass', 'CUTLASS')}): each pair in one "
+               f"process, every kernel, every CUTLASS configuration and cuBLAS on the same inputs, in rounds "
+               f"taking turns; the median of the rounds, every result verified. The best of each kind is "
+               f"the fastest of CUTLASS's configurations of that kind at that size: its block tile and its "
+               f"stages (s), or for Hopper its schedule, cooperative or ping-pong, and its blocks per "
+               f"cluster (c).^[Made by `python3 scripts/floors.py report --table peers --into gemm.md`"
+               f"{f' from {made} in `results/`' if made else ''}.]")
+    return "\n".join(tables["sm80"] + [""] + tables["sm90"] + ["", caption]) + "\n"
 
 
 def main(argv=None):
@@ -285,35 +231,16 @@ def main(argv=None):
     p_build.add_argument("--arch", default=None, help="a target such as sm_80 or sm_90a "
                          "(default: the GPU in this machine, else sm_90a)")
     p_build.add_argument("-o", "--output", type=Path, default=REPO / "gemm-cutlass")
-    p_run = commands.add_parser("run", help="time CUTLASS beside the kernels on this GPU")
-    p_run.add_argument("--types", default="F16_IN_F32_OUT,F16_IN_OUT,BF16_IN_F32_OUT")
-    p_run.add_argument("--layouts", default="TN")
-    p_run.add_argument("--problems", type=sweep.argument(parse_problems), default=parse_problems("8192,4096,2048,1024"))
-    p_run.add_argument("--rounds", type=int, default=3)
-    p_run.add_argument("--energy-ms", type=int, default=0, help="./gemm's --energy-ms (default 0: none)")
-    p_run.add_argument("--out", type=Path, default=REPO / "results")
-    p_report = commands.add_parser("report", help="the table of a peers CSV")
-    p_report.add_argument("csv", type=Path, nargs="+")
-    p_report.add_argument("--into", type=Path, help="also write the table between the peers markers of this file")
     args = parser.parse_args(argv)
     if args.command == "build":
         gpu = args.arch
         if gpu is None:   # the GPU in this machine, else Hopper
             try:
-                gpu = gemmlib.find_gpu("peers.py")[1]
+                gpu = gemmlib.find_gpu("peerlib.py")[1]
             except SystemExit:
                 gpu = "sm_90a"
         print(build(args.type, args.transpose_a, args.transpose_b, gpu, args.output, shape=args.shape))
-        return 0
-    if args.command == "run":
-        return run(args)
-    report(args.csv, args.into)
     return 0
-
-
-def parse_problems(text):
-    import floors
-    return floors.parse_problems(text)
 
 
 if __name__ == "__main__":
