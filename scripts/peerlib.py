@@ -140,6 +140,7 @@ def build(pair=None, ta=None, tb=None, gpu="90", out=None, quiet=False, shape=No
     if problems:
         raise SystemExit("peerlib.py: " + "\n".join(problems))
     out = Path(out or REPO / "gemm-cutlass")
+    out.parent.mkdir(parents=True, exist_ok=True)
     main_flags = [*flags, "-I", str(PEERS), '-DPEER_KERNELS="cutlass_rows.h"', f"-DPEER_SM90={int(sm90)}",
                   *[str(o) for o, _ in done]]
     stamp.update(source.read_bytes() + (PEERS / "cutlass_rows.h").read_bytes() + " ".join(main_flags).encode())

@@ -43,7 +43,7 @@ fi
 command -v ncu > /dev/null || { echo "profile_gpu: no ncu (Nsight Compute) on this machine" >&2; exit 3; }
 build=build/profile-gemm
 if [ -n "$peer" ]; then
-    python3 scripts/peerlib.py build --type F16_IN_F32_OUT --transpose-b 1 -o "$build/gemm" || exit 1
+    mkdir -p "$build" && python3 scripts/peerlib.py build --type F16_IN_F32_OUT --transpose-a 0 --transpose-b 1 -o "$build/gemm" || exit 1
 else
 python3 - "$build" "$changes" <<'PY' || exit 1
 import sys
