@@ -191,13 +191,13 @@ def make_table(meta, rows, paths=()):
     def cell(value):
         return sweep.fmt3(value) if value else "—"
 
-    def share(a, b):
-        return f"{100 * a / b:.0f} %" if a and b else "—"
+    def share(a, b):   # of the speeds as shown, so that the per cent follows from the table
+        return f"{100 * float(sweep.fmt3(a)) / float(sweep.fmt3(b)):.0f} %" if a and b else "—"
 
-    tables = {"sm80": ["| pair | problem | tiled | best CUTLASS sm80 | its tile | tiled / it |",
+    tables = {"sm80": ["| pair | problem | tiled | best CUTLASS sm80 | configuration | tiled / CUTLASS |",
                        "|---|---|---:|---:|---|---:|"],
-              "sm90": ["| pair | problem | Hopper | best CUTLASS sm90 | its tile | Hopper / it | cuBLAS |",
-                       "|---|---|---:|---:|---|---:|---:|"]}
+              "sm90": ["| pair | problem | Hopper | best CUTLASS sm90 | configuration | Hopper / CUTLASS "
+                       "| cuBLAS |", "|---|---|---:|---:|---|---:|---:|"]}
     for pair, layout, problem in groups:
         here = {k[3]: v for k, v in speeds.items() if k[:3] == (pair, layout, problem)}
         name = short.get(pair, pair) + (f" {layout}" if len(layouts) > 1 else "")
@@ -209,15 +209,19 @@ def make_table(meta, rows, paths=()):
                     f"{short_name(impl) if impl else '—'} | {share(here.get(kernel), top)} |")
             tables[kind].append(line + (f" {cell(here.get('cublas'))} |" if kind == "sm90" else ""))
     made = "".join(f"`{Path(p).name}`" for p in paths[:1])
-    caption = (f"eTOPS on {meta.get('gpu', 'the GPU')}, {meta.get('date', '')}, "
-               f"{'layout ' + layouts[0] + ', ' if len(layouts) == 1 else ''}by "
-               f"`{floors.sweep_command(meta)}` ({meta.get('cutlass', 'CUTLASS')}): each pair in one "
-               f"process, every kernel, every CUTLASS configuration and cuBLAS on the same inputs, in rounds "
-               f"taking turns; the median of the rounds, every result verified. The best of each kind is "
-               f"the fastest of CUTLASS's configurations of that kind at that size: its block tile and its "
-               f"stages (s), or for Hopper its schedule, cooperative or ping-pong, and its blocks per "
-               f"cluster (c).^[Made by `python3 scripts/floors.py report --table peers --into gemm.md`"
-               f"{f' from {made} in `results/`' if made else ''}.]")
+    layout_words = {"TN": "B transposed", "NN": "A and B as they are", "NT": "A transposed",
+                    "TT": "A and B transposed"}
+    only = (f"layout {layouts[0]} ({layout_words.get(layouts[0], layouts[0])}), "
+            if len(layouts) == 1 else "")
+    caption = (f"eTOPS on {meta.get('gpu', 'the GPU')}, {meta.get('date', '')}, {only}by "
+               f"`{floors.sweep_command(meta)}` ({meta.get('cutlass', 'CUTLASS')}): a session of its own, "
+               f"so compare within a row; each pair in one process, every kernel, every CUTLASS "
+               f"configuration and cuBLAS on the same inputs, in rounds taking turns; the median of the "
+               f"rounds, every result verified. The best of each kind is the fastest of CUTLASS's "
+               f"configurations of that kind at that size, named by its block tile (rows × columns of C) "
+               f"and its stages (s), or for Hopper by its schedule (coop: cooperative, ping: ping-pong), "
+               f"its block tile and its blocks per cluster (c).^[Made by `python3 scripts/floors.py report "
+               f"--table peers --into gemm.md`{f' from {made} in `results/`' if made else ''}.]")
     return "\n".join(tables["sm80"] + [""] + tables["sm90"] + ["", caption]) + "\n"
 
 
