@@ -1,7 +1,7 @@
 // CUTLASS as a peer of ./gemm: the configurations it runs, and how the two sides talk.
 //
 // gemm-cutlass is ./gemm with more rows in its kernel table, one per configuration listed
-// here. scripts/peers.py builds it: gemm.cu with peers/cutlass_rows.h included before the
+// here. scripts/peerlib.py builds it: gemm.cu with peers/cutlass_rows.h included before the
 // kernel table (no CUTLASS there), linked with one object per configuration, each compiled
 // from peers/cutlass_config.cu with CUTLASS's headers. Both sides include this file, which
 // includes no CUTLASS either; both include it where gemm.md's type pair, Pair, and its

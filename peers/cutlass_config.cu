@@ -1,4 +1,4 @@
-// One configuration of peers/cutlass.h, compiled with CUTLASS's headers: scripts/peers.py
+// One configuration of peers/cutlass.h, compiled with CUTLASS's headers: scripts/peerlib.py
 // compiles this file once for each, with -DPEER_CONFIG=its name, the pair's and layout's -D
 // options as ./gemm's build has them, and pair.h (gemm.md's configuration and type pairs,
 // tangled alone) on the include path. Each object is one CUTLASS kernel, so they compile in

@@ -1,4 +1,4 @@
-// CUTLASS's GEMMs as rows of gemm.cu's kernel table. scripts/peers.py compiles gemm.cu with
+// CUTLASS's GEMMs as rows of gemm.cu's kernel table. scripts/peerlib.py compiles gemm.cu with
 // -DPEER_KERNELS='"cutlass_rows.h"', which includes this file just before the table; the
 // table then ends with PEER_ROWS. No CUTLASS here: each configuration is a function in an
 // object of its own (peers/cutlass_config.cu), declared by peers/cutlass.h.
@@ -39,31 +39,31 @@ static void report_peer(const Options *, const Plan *, const Outcome *)
     field("Kernel", "%s", WHAT);
 }
 
-#define PEER_WHAT80(id, bm, bn, kb, wm, wn, stages)                                              \
-    static constexpr char what_##id[] = "CUTLASS 4.2, cutlass::gemm::device::Gemm for sm80: " #bm \
+#define PEER_WHAT80(id, bm, bn, kb, wm, wn, stages)                                                \
+    static constexpr char what_##id[] = "CUTLASS 4.2, cutlass::gemm::device::Gemm for sm80: " #bm  \
         " x " #bn " block tiles, " #kb " bytes of K a stage, " #wm " x " #wn " warp tiles, " #stages \
         " stages of cp.async, mma.sync";
-#define PEER_WHAT90(id, schedule, bm, bn, kb, cm)                                                \
+#define PEER_WHAT90(id, schedule, bm, bn, kb, cm)                                                  \
     static constexpr char what_##id[] = "CUTLASS 4.2, the collective builder's sm90 GEMM, " #schedule \
-        " schedule: " #bm " x " #bn " block tiles, " #kb " bytes of K a stage, clusters of " #cm     \
+        " schedule: " #bm " x " #bn " block tiles, " #kb " bytes of K a stage, clusters of " #cm   \
         " along M, TMA and wgmma";
 CUTLASS_SM80(PEER_WHAT80)
 CUTLASS_SM90(PEER_WHAT90)
 
-#define PEER_ROW80(id, bm, bn, kb, wm, wn, stages)                                               \
-    {.name = #id, .title = #id, .note = "CUTLASS",                   \
-     .pairs = "the 16-bit, tf32 and 8-bit pairs", .description = what_##id,                     \
-     .for_pair = [](PairFacts p) { return p.wmma && !p.dmma; }, .min_cc = 80, .unrounded = true,  \
-     .unavailable = peer_unavailable<id<0>>, .tile = peer_tile<bm, bn, kb>,                     \
+#define PEER_ROW80(id, bm, bn, kb, wm, wn, stages)                                                 \
+    {.name = #id, .title = #id, .note = "CUTLASS",                                                 \
+     .pairs = "the 16-bit, tf32 and 8-bit pairs", .description = what_##id,                        \
+     .for_pair = [](PairFacts p) { return p.wmma && !p.dmma; }, .min_cc = 80, .unrounded = true,   \
+     .unavailable = peer_unavailable<id<0>>, .tile = peer_tile<bm, bn, kb>,                        \
      .launch = launch_peer<id<0>>, .report = report_peer<what_##id>},
-#define PEER_ROW90(id, schedule, bm, bn, kb, cm)                                                 \
-    {.name = #id, .title = #id, .note = "CUTLASS, Hopper",           \
-     .pairs = "the 16-bit, tf32, 8-bit and FP8 pairs", .description = what_##id,                \
-     .for_pair = [](PairFacts p) { return p.hopper; }, .cc = 90, .unrounded = true,               \
-     .unavailable = peer_unavailable<id<0>>, .tile = peer_tile<bm, bn, kb>,                     \
+#define PEER_ROW90(id, schedule, bm, bn, kb, cm)                                                   \
+    {.name = #id, .title = #id, .note = "CUTLASS, Hopper",                                         \
+     .pairs = "the 16-bit, tf32, 8-bit and FP8 pairs", .description = what_##id,                   \
+     .for_pair = [](PairFacts p) { return p.hopper; }, .cc = 90, .unrounded = true,                \
+     .unavailable = peer_unavailable<id<0>>, .tile = peer_tile<bm, bn, kb>,                        \
      .launch = launch_peer<id<0>>, .report = report_peer<what_##id>},
 
-// The Hopper configurations are built only into a Hopper build (peers.py says -DPEER_SM90=1).
+// The Hopper configurations are built only into a Hopper build (peerlib.py says -DPEER_SM90=1).
 #if PEER_SM90
 #define PEER_ROWS CUTLASS_SM80(PEER_ROW80) CUTLASS_SM90(PEER_ROW90)
 #else
