@@ -301,16 +301,16 @@ def report(paths, into=None, table_name="floors"):
     first = Path(paths[0])
     stem = first.with_name(first.stem.rsplit("-", 1)[0] if first.stem[-1].isdigit() else first.stem)
     table = stem.with_suffix(".md")
+    import worklog   # its fill_markers writes a table between the post's markers
+
+    def into_post(text):
+        return worklog.fill_markers("floors.py", {table_name: text}, into, f"the {table_name} table")
+
     if table_name == "peers":   # CUTLASS beside the kernels: peerlib's tables alone
         made = peerlib.make_table(meta, rows, paths)
         table.write_text(made, encoding="utf-8")
         print(table)
-        if into:
-            import worklog
-            document = Path(into).read_text(encoding="utf-8")
-            Path(into).write_text(worklog.insert_table(document, made, "peers"), encoding="utf-8")
-            print(f"floors.py: the peers table written into {into}")
-        return
+        return into_post(made) if into else 0
     energy = conditions_table(rows)
     table.write_text(make_table(meta, rows) + (f"\n{CONDITIONS_NOTE}\n\n{energy}" if energy else ""),
                      encoding="utf-8")
@@ -319,12 +319,9 @@ def report(paths, into=None, table_name="floors"):
         make_plot(meta, rows, stem.with_suffix(".svg"))
         print(stem.with_suffix(".svg"))
     if into:   # the results chapter's table, between its markers
-        import worklog
-        document = Path(into).read_text(encoding="utf-8")
         made = post_table if table_name == "floors" else post_energy_table
-        Path(into).write_text(worklog.insert_table(document, made(meta, rows, paths), table_name),
-                              encoding="utf-8")
-        print(f"floors.py: the {table_name} table written into {into}")
+        return into_post(made(meta, rows, paths))
+    return 0
 
 
 def run(args):

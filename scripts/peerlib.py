@@ -94,7 +94,7 @@ def hopper(gpu):
     return "".join(gemmlib.target(gpu)).endswith("sm_90a")
 
 
-def build(pair=None, ta=None, tb=None, gpu="90", out=None, quiet=False, shape=None):
+def build(pair=None, ta=None, tb=None, gpu="90", out=None, shape=None):
     """gemm-cutlass for one pair and layout (None: gemm.md's own), for `gpu` (a compute
     capability or a target, as gemmlib.target takes it). Returns its path."""
     include, util = headers()
@@ -116,33 +116,30 @@ def build(pair=None, ta=None, tb=None, gpu="90", out=None, quiet=False, shape=No
     pair_h.replace(folder / "pair.h")
     common = [*flags, *CUTLASS_FLAGS, "-I", str(include), "-I", str(util), "-I", str(folder), "-I", str(PEERS)]
 
-    def compile_one(name):
-        obj = folder / f"{name}.o"
-        if obj.exists():
-            return obj, None
+    objects = {name: folder / f"{name}.o" for name in wanted}
+
+    def compile_one(name):   # None, or why not
         t0 = time.monotonic()
         result = gemmlib.nvcc(PEERS / "cutlass_config.cu", folder / f"{name}.tmp.o",
                               [*common, f"-DPEER_CONFIG={name}"], gpu=gpu, mode="obj")
         if result.returncode != 0:
-            return None, f"{name} did not compile:\n{result.stderr[-3000:]}"
-        (folder / f"{name}.tmp.o").replace(obj)
-        if not quiet:
-            print(f"peerlib.py: {name} compiled in {time.monotonic() - t0:.0f} s", flush=True)
-        return obj, None
+            return f"{name} did not compile:\n{result.stderr[-3000:]}"
+        (folder / f"{name}.tmp.o").replace(objects[name])
+        print(f"peerlib.py: {name} compiled in {time.monotonic() - t0:.0f} s", flush=True)
+        return None
 
-    todo = [n for n in wanted if not (folder / f"{n}.o").exists()]
-    if todo and not quiet:
+    todo = [name for name, obj in objects.items() if not obj.exists()]
+    if todo:
         print(f"peerlib.py: compiling {len(todo)} CUTLASS configuration{'s' if len(todo) != 1 else ''} "
               f"on {os.cpu_count()} cores (tens of seconds each)", flush=True)
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        done = list(pool.map(compile_one, wanted))
-    problems = [why for _, why in done if why]
+        problems = [why for why in pool.map(compile_one, todo) if why]
     if problems:
         raise SystemExit("peerlib.py: " + "\n".join(problems))
     out = Path(out or REPO / "gemm-cutlass")
     out.parent.mkdir(parents=True, exist_ok=True)
     main_flags = [*flags, "-I", str(PEERS), '-DPEER_KERNELS="cutlass_rows.h"', f"-DPEER_SM90={int(sm90)}",
-                  *[str(o) for o, _ in done]]
+                  *map(str, objects.values())]
     stamp.update(source.read_bytes() + (PEERS / "cutlass_rows.h").read_bytes() + " ".join(main_flags).encode())
     linked = folder / f"gemm-cutlass-{stamp.hexdigest()[:16]}"
     if not linked.exists():
