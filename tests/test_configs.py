@@ -117,7 +117,8 @@ def test_valid_configuration_compiles_its_kernel(device_builds, config):
     # one WMMA multiply, with the shape, the layouts and the types asked for.
     entries = ptx_entries(ptx)
     for kernel in KERNELS:
-        body = [text for name, text in entries.items() if kernel in name and "Dmma" not in name]
+        body = [text for name, text in entries.items()
+                if kernel in name and "Dmma" not in name and "Mma16" not in name]
         # One simple kernel; one tiled kernel per tile, every one of which fits sm_90.
         assert len(body) == (len(PAIRS[type_pair]["tiles"]) if kernel == "gemm_tiled" else 1), \
             f"{kernel}: {len(body)} entries in the PTX"
@@ -132,6 +133,17 @@ def test_valid_configuration_compiles_its_kernel(device_builds, config):
             assert "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64" in text and "wmma" not in text
     else:
         assert dmma == []
+    # The mma.sync kernel: for the 16-bit pairs only, one per tile, with ldmatrix (transposing
+    # where the operand is stored along M or N) and mma.sync's 16 x 8 x 16 form, no WMMA.
+    mma16 = [text for name, text in entries.items() if "gemm_tiled" in name and "Mma16" in name]
+    if "mma" in PAIRS[type_pair]["kernels"]:
+        assert len(mma16) == len(PAIRS[type_pair]["tiles"])
+        for text in mma16:
+            assert "mma.sync.aligned.m16n8k16.row.col" in text and "wmma" not in text
+            assert "ldmatrix.sync.aligned.m8n8.x4" + (".trans" if ta else "") + ".shared.b16" in text
+            assert "ldmatrix.sync.aligned.m8n8.x2" + ("" if tb else ".trans") + ".shared.b16" in text
+    else:
+        assert mma16 == []
     mmas = set(re.findall(r"wmma\.mma\.sync\.aligned\.([a-z0-9.]+)", ptx))
     assert mmas, "no WMMA multiply in the PTX"
     m, n, k = shape.split("x")

@@ -53,7 +53,7 @@ def test_the_plan_and_the_options_say_what_fp8_cannot_do(builds, pair):
     plan = run(exe, 1, 1, 1, "--plan=h100").stdout
     assert "does not run on" not in plan and "The Hopper kernel's tile:" in plan
     assert re.search(r"^Padded to 16 x 16 x 16\.$", plan, re.M)
-    for kernel in ("simple", "tiled", "dmma"):
+    for kernel in ("simple", "tiled", "dmma", "mma"):
         refused = run(exe, 64, 64, 64, f"--kernel={kernel}")
         assert refused.returncode == 2 and pair in refused.stderr, kernel
         assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
