@@ -12,7 +12,9 @@
 #
 # With --tiled-against, the tiled kernel and the CUTLASS configuration CONFIG of
 # peers/cutlass.h (such as cutlass80_128x256_s3) instead, from gemm-cutlass (peerlib.py), with
-# the shared memory's bank conflicts and the instruction mix besides.
+# the shared memory's bank conflicts and the instruction mix besides, and then, in a pass of
+# their own for each group (a name this ncu lacks fails that pass only), L2's sectors by where
+# they come from and go to, DRAM's bytes, and the share of issue slots lost to each stall.
 #
 # Results go to $OUT (default build/profile): profile-SIZE.txt for each size.
 set -u
@@ -73,6 +75,19 @@ for n in "${sizes[@]}"; do
             --verify=off --energy-ms=0 ${peer:+--cublas=off} \
             >> "$OUT/profile-$n.txt" 2>&1 || status=1   # each kernel's failure counts
     done
+    if [ -n "$peer" ]; then
+        # Counters the sections leave out, one group a pass: L2's traffic by source, unit and
+        # operation (the fabric is the link between the H100's two halves of L2), and the stalls.
+        groups=("lts__t_sectors.sum,lts__t_sectors_srcunit_tex.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,lts__t_sectors_srcunit_ltcfabric.sum,lts__t_requests_srcunit_tex.sum,lts__t_sectors_srcunit_tex_lookup_hit.sum,lts__t_sectors_srcunit_tex_lookup_miss.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__cycles_elapsed.avg,smsp__inst_executed.sum"
+                "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio")
+        for i in "${!kernels[@]}"; do
+            for g in "${groups[@]}"; do
+                ncu --clock-control none --launch-skip 1 --launch-count 1 --kernel-name regex:"${kernels[$i]}" \
+                    --metrics "$g" "$build/gemm" "$n" "$n" "$n" --kernel="${runs[$i]}" --warmup 1 --repeat 1 \
+                    --verify=off --energy-ms=0 --cublas=off >> "$OUT/profile-$n.txt" 2>&1 || status=1
+            done
+        done
+    fi
     grep -E "^  [a-zA-Z_].*\(|Duration|Compute \(SM\) Throughput|Memory Throughput|L2 Cache Throughput|DRAM Throughput|SM Frequency|Elapsed Cycles|Issued Ipc|No Eligible|Warp Cycles Per Issued" \
         "$OUT/profile-$n.txt" | head -n 60
 done
