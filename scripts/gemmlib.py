@@ -113,11 +113,12 @@ def nvcc(source, out, flags, gpu="90", mode="exe", timeout=TIMEOUT, keep=False, 
     return result
 
 
-def tangle(out, changes=(), document=None, only=()):
+def tangle(out, changes=(), document=None, only=(), lines=True):
     """gemm.md (or `document`), with the change files `changes` (paths, or names in worklog/),
-    tangled to `out`; with `only`, those fragments alone (tangle.py --only). SystemExit with
-    tangle.py's message when it fails."""
-    args = [a for name in only for a in ("--only", name)]
+    tangled to `out`; with `only`, those fragments alone (tangle.py --only); without `lines`, no
+    #line directives (the code alone, unchanged by edits elsewhere in the document). SystemExit
+    with tangle.py's message when it fails."""
+    args = [a for name in only for a in ("--only", name)] + ([] if lines else ["--no-line"])
     for change in changes:
         path = Path(change)
         if path.suffix != ".md":

@@ -104,7 +104,8 @@ def build(pair=None, ta=None, tb=None, gpu="90", out=None, shape=None):
     wanted = names["sm80"] + (names["sm90"] if sm90 else [])
     BUILD.mkdir(parents=True, exist_ok=True)
     source = gemmlib.tangle(BUILD / "gemm.cu")
-    pair_h = gemmlib.tangle(BUILD / "pair.h.new", only=PAIR_FRAGMENTS)
+    # without #line directives, so that an edit elsewhere in gemm.md keeps the objects
+    pair_h = gemmlib.tangle(BUILD / "pair.h.new", only=PAIR_FRAGMENTS, lines=False)
     # Everything an object is built from, so that a change to any of it rebuilds it.
     stamp = hashlib.sha256()
     for part in (pair_h.read_bytes(), (PEERS / "cutlass.h").read_bytes(),

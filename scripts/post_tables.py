@@ -93,9 +93,10 @@ def share_cell(shares):
 
 
 def session_table(cells):
-    """Every kernel (a column each, titled as ./gemm --describe names it) and cuBLAS, and the
-    fastest kernel's share of cuBLAS, per pair and layout."""
-    kernels = [(k["name"], k["title"].replace(" kernel", "")) for k in gemmlib.registry()["kernels"]]
+    """Every kernel the session measured (a column each, titled as ./gemm --describe names it)
+    and cuBLAS, and the fastest kernel's share of cuBLAS, per pair and layout."""
+    kernels = [(k["name"], k["title"].replace(" kernel", "")) for k in gemmlib.registry()["kernels"]
+               if any(key[2] == k["name"] for key in cells)]
     lines = ["| pair | " + " | ".join(title for _, title in kernels) + " | cuBLAS | fastest / cuBLAS |",
              "|---|" + "---:|" * (len(kernels) + 2)]
     for t in measured(cells):

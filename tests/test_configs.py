@@ -134,14 +134,15 @@ def test_valid_configuration_compiles_its_kernel(device_builds, config):
     else:
         assert dmma == []
     # The mma.sync kernel: for the 16-bit pairs only, one per tile, with ldmatrix (transposing
-    # where the operand is stored along M or N) and mma.sync's 16 x 8 x 16 form, no WMMA.
+    # where the operand is stored along M or N, four 8 x 8 tiles at a time) and mma.sync's
+    # 16 x 8 x 16 form, no WMMA.
     mma16 = [text for name, text in entries.items() if "gemm_tiled" in name and "Mma16" in name]
     if "mma" in PAIRS[type_pair]["kernels"]:
         assert len(mma16) == len(PAIRS[type_pair]["tiles"])
         for text in mma16:
             assert "mma.sync.aligned.m16n8k16.row.col" in text and "wmma" not in text
             assert "ldmatrix.sync.aligned.m8n8.x4" + (".trans" if ta else "") + ".shared.b16" in text
-            assert "ldmatrix.sync.aligned.m8n8.x2" + ("" if tb else ".trans") + ".shared.b16" in text
+            assert "ldmatrix.sync.aligned.m8n8.x4" + ("" if tb else ".trans") + ".shared.b16" in text
     else:
         assert mma16 == []
     mmas = set(re.findall(r"wmma\.mma\.sync\.aligned\.([a-z0-9.]+)", ptx))
