@@ -176,9 +176,10 @@ def short_name(impl):
 
 
 def make_table(meta, rows, paths=()):
-    """Markdown: two tables, for each pair, layout and problem, the tiled kernel against the best
-    CUTLASS sm80 configuration, and the Hopper kernel against the best sm90 one beside cuBLAS;
-    then what they were measured on, how, and from which CSV."""
+    """Markdown: two tables, for each pair, layout and problem, the tiled kernel (and the mma.sync
+    kernel, where the session measured it) against the best CUTLASS sm80 configuration, and the
+    Hopper kernel against the best sm90 one beside cuBLAS; then what they were measured on, how,
+    and from which CSV."""
     import floors
     speeds = best(rows)
     short = {name: entry["short"] for name, entry in gemmlib.pairs().items()}
@@ -192,8 +193,10 @@ def make_table(meta, rows, paths=()):
     def share(a, b):   # of the speeds as shown, so that the per cent follows from the table
         return f"{100 * float(sweep.fmt3(a)) / float(sweep.fmt3(b)):.0f} %" if a and b else "—"
 
-    tables = {"sm80": ["| pair | problem | tiled | best CUTLASS sm80 | configuration | tiled / CUTLASS |",
-                       "|---|---|---:|---:|---|---:|"],
+    mma = any(k[3] == "mma" for k in speeds)   # the mma.sync kernel's columns, where it ran
+    tables = {"sm80": ["| pair | problem | tiled | " + ("mma.sync | " if mma else "") + "best CUTLASS sm80 | "
+                       "configuration | tiled / CUTLASS |" + (" mma.sync / CUTLASS |" if mma else ""),
+                       "|---|---|---:|" + ("---:|" if mma else "") + "---:|---|---:|" + ("---:|" if mma else "")],
               "sm90": ["| pair | problem | Hopper | best CUTLASS sm90 | configuration | Hopper / CUTLASS "
                        "| cuBLAS |", "|---|---|---:|---:|---|---:|---:|"]}
     for pair, layout, problem in groups:
@@ -203,8 +206,11 @@ def make_table(meta, rows, paths=()):
         for kind, kernel in (("sm80", "tiled"), ("sm90", "wgmma")):
             found = [(v, impl) for impl, v in here.items() if kind_of(impl) == kind]
             top, impl = max(found) if found else (None, None)
-            line = (f"| {name} | {label} | {cell(here.get(kernel))} | {cell(top)} | "
-                    f"{short_name(impl) if impl else '—'} | {share(here.get(kernel), top)} |")
+            second = kind == "sm80" and mma   # the mma.sync kernel beside the tiled one
+            line = (f"| {name} | {label} | {cell(here.get(kernel))} | "
+                    + (f"{cell(here.get('mma'))} | " if second else "")
+                    + f"{cell(top)} | {short_name(impl) if impl else '—'} | {share(here.get(kernel), top)} |"
+                    + (f" {share(here.get('mma'), top)} |" if second else ""))
             tables[kind].append(line + (f" {cell(here.get('cublas'))} |" if kind == "sm90" else ""))
     made = "".join(f"`{Path(p).name}`" for p in paths[:1])
     layout_words = {"TN": "B transposed", "NN": "A and B as they are", "NT": "A transposed",
