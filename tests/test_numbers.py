@@ -423,7 +423,7 @@ def test_the_energy_table_in_gemm_md_is_generated():
     assert "needs fewer than\ncuBLAS, but draws more power per cycle, so it is clocked lower" in POST
 
 
-PEERS = "results/nvidia-h100-80gb-hbm3-2026-11-26-peers-1.csv"
+PEERS = "results/nvidia-h100-80gb-hbm3-2026-11-26-peers-2.csv"
 
 
 def test_the_cutlass_table_in_gemm_md_is_generated():
@@ -442,6 +442,18 @@ def test_the_cutlass_table_in_gemm_md_is_generated():
     assert sum(h >= 1 for h in hopper) > len(hopper) / 2 and min(hopper) > 0.95
     assert "The tiled kernel trails CUTLASS's sm80\nGEMMs everywhere" in POST
     assert "a few per cent behind in the others" in POST
+    # The mma.sync kernel, where it ran: ahead of the tiled kernel and behind CUTLASS in every
+    # cell, and the ranges of both as the table's per cents (of the speeds as shown).
+    mma = [c for c in cells if (*c, "mma") in speeds]
+    assert mma and all(speeds[(*c, "tiled")] < speeds[(*c, "mma")] < top(c, "sm80") for c in mma)
+    def shown(c, impl):
+        return round(100 * float(sweep.fmt3(speeds[(*c, impl)])) / float(sweep.fmt3(top(c, "sm80"))))
+    t = [shown(c, "tiled") for c in cells]
+    m = [shown(c, "mma") for c in mma]
+    assert (f"it runs at {min(m)}–{max(m)} % of CUTLASS's best sm80 GEMM where the tiled\n"
+            f"kernel runs at {min(t)}–{max(t)} %, ahead of the tiled kernel in every cell and\n"
+            "behind CUTLASS in every cell") in POST
+    assert "faster than the tiled\nkernel at every size measured, still behind CUTLASS." in POST
 
 
 def test_the_hopper_worklog_and_parts_tables_in_gemm_md_are_generated():
@@ -1294,3 +1306,30 @@ def test_the_tile_left_out_of_doubles_list_is_its_measurement():
     assert all(r["result"] == "PASS" for r in rows)
     assert "where the 128 × 64 tile, one to a multiprocessor, runs 1.45 times as fast." in " ".join(POST.split())
     assert close("1.45", at["128x64x16"] / at["64x64x16"])
+
+
+def test_the_mma_sync_kernels_counts_are_its_results():
+    """"Whole lines" quotes Nsight Compute's counts of the mma.sync and tiled kernels, and the
+    variants' shares, as the files in results/ have them; "nearly twice" is the tiled kernel's
+    sectors against CUTLASS's."""
+    def counts(path):   # [(sectors read, requests, cycles)] in the order the file profiles them
+        text = (REPO / path).read_text(encoding="utf-8")
+        found = {name: [float(v.replace(",", "")) for v in re.findall(rf"{name}\s+\w+\s+([\d,.]+)", text)]
+                 for name in ("lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_requests_srcunit_tex.sum",
+                              "sm__cycles_elapsed.avg")}
+        return list(zip(*found.values()))
+    (mma, tiled) = counts("results/h200-2026-11-26-mma-probe.txt")
+    assert (f"reads {mma[0] / 1e6:.0f} M sectors from L2 where the tiled kernel reads {tiled[0] / 1e6:.0f} M, in\n"
+            f"{mma[1] / 1e6:.0f} M requests against {tiled[1] / 1e6:.0f} M, and takes {mma[2] / 1e6:.2f} M cycles "
+            f"against {tiled[2] / 1e6:.2f} M.") in POST
+    ours, cutlass = counts("results/h200-2026-11-26-profile-tiled-cutlass-l2-8192.txt")
+    assert 1.75 < ours[0] / cutlass[0] < 2
+    assert "reads nearly twice as many sectors from L2" in POST
+    shares = {}
+    for block in (REPO / "results/h200-2026-11-26-mma-variants.txt").read_text(encoding="utf-8").split("\n#")[1:]:
+        values = [float(v) for v in re.findall(r"TN\s+\d+\s+\S+%\s+\S+%\s+([\d.]+)%", block)]
+        if values:
+            shares[len(shares)] = values
+    ranges = [f"{min(v):.0f}–{max(v):.0f} %" for v in shares.values()][:4]
+    assert f"{ranges[0][:-2]}, {ranges[1][:-2]}, {ranges[2][:-2]} and {ranges[3]}".replace("  ", " ") in \
+        POST.replace("\n", " ")
