@@ -175,6 +175,12 @@ def short_name(impl):
     return " ".join({"cooperative": "coop", "pingpong": "ping"}.get(w, w) for w in words)
 
 
+def shown_share(a, b):
+    """a's per cent of b as a table shows them (each to three figures), so that the per cent
+    follows from the table; None where either is missing."""
+    return round(100 * float(sweep.fmt3(a)) / float(sweep.fmt3(b))) if a and b else None
+
+
 def make_table(meta, rows, paths=()):
     """Markdown: two tables, for each pair, layout and problem, the tiled kernel (and the mma.sync
     kernel, where the session measured it) against the best CUTLASS sm80 configuration, and the
@@ -190,28 +196,32 @@ def make_table(meta, rows, paths=()):
     def cell(value):
         return sweep.fmt3(value) if value else "—"
 
-    def share(a, b):   # of the speeds as shown, so that the per cent follows from the table
-        return f"{100 * float(sweep.fmt3(a)) / float(sweep.fmt3(b)):.0f} %" if a and b else "—"
+    def share(a, b):
+        percent = shown_share(a, b)
+        return "—" if percent is None else f"{percent} %"
 
-    mma = any(k[3] == "mma" for k in speeds)   # the mma.sync kernel's columns, where it ran
-    tables = {"sm80": ["| pair | problem | tiled | " + ("mma.sync | " if mma else "") + "best CUTLASS sm80 | "
-                       "configuration | tiled / CUTLASS |" + (" mma.sync / CUTLASS |" if mma else ""),
-                       "|---|---|---:|" + ("---:|" if mma else "") + "---:|---|---:|" + ("---:|" if mma else "")],
-              "sm90": ["| pair | problem | Hopper | best CUTLASS sm90 | configuration | Hopper / CUTLASS "
-                       "| cuBLAS |", "|---|---|---:|---:|---|---:|---:|"]}
+    def row(cells):
+        return "| " + " | ".join(cells) + " |"
+
+    # The kernels of each table, beside CUTLASS's best of its kind: the mma.sync kernel where it ran.
+    kernels = {"sm80": [("tiled", "tiled")] + ([("mma", "mma.sync")] if any(k[3] == "mma" for k in speeds)
+                                               else []),
+               "sm90": [("wgmma", "Hopper")]}
+    tables = {kind: [row(["pair", "problem", *(t for _, t in ks), f"best CUTLASS {kind}", "configuration",
+                          *(f"{t} / CUTLASS" for _, t in ks)] + (["cuBLAS"] if kind == "sm90" else [])),
+                     "|" + "|".join(["---", "---", *("---:" for _ in ks), "---:", "---", *("---:" for _ in ks)]
+                                    + (["---:"] if kind == "sm90" else [])) + "|"]
+              for kind, ks in kernels.items()}
     for pair, layout, problem in groups:
         here = {k[3]: v for k, v in speeds.items() if k[:3] == (pair, layout, problem)}
         name = short.get(pair, pair) + (f" {layout}" if len(layouts) > 1 else "")
         label = "x".join(map(str, problem)) if len(set(problem)) > 1 else f"{problem[0]}³"
-        for kind, kernel in (("sm80", "tiled"), ("sm90", "wgmma")):
+        for kind, ks in kernels.items():
             found = [(v, impl) for impl, v in here.items() if kind_of(impl) == kind]
             top, impl = max(found) if found else (None, None)
-            second = kind == "sm80" and mma   # the mma.sync kernel beside the tiled one
-            line = (f"| {name} | {label} | {cell(here.get(kernel))} | "
-                    + (f"{cell(here.get('mma'))} | " if second else "")
-                    + f"{cell(top)} | {short_name(impl) if impl else '—'} | {share(here.get(kernel), top)} |"
-                    + (f" {share(here.get('mma'), top)} |" if second else ""))
-            tables[kind].append(line + (f" {cell(here.get('cublas'))} |" if kind == "sm90" else ""))
+            tables[kind].append(row([name, label, *(cell(here.get(k)) for k, _ in ks), cell(top),
+                                     short_name(impl) if impl else "—", *(share(here.get(k), top) for k, _ in ks)]
+                                    + ([cell(here.get("cublas"))] if kind == "sm90" else [])))
     made = "".join(f"`{Path(p).name}`" for p in paths[:1])
     layout_words = {"TN": "B transposed", "NN": "A and B as they are", "NT": "A transposed",
                     "TT": "A and B transposed"}

@@ -446,10 +446,8 @@ def test_the_cutlass_table_in_gemm_md_is_generated():
     # cell, and the ranges of both as the table's per cents (of the speeds as shown).
     mma = [c for c in cells if (*c, "mma") in speeds]
     assert mma and all(speeds[(*c, "tiled")] < speeds[(*c, "mma")] < top(c, "sm80") for c in mma)
-    def shown(c, impl):
-        return round(100 * float(sweep.fmt3(speeds[(*c, impl)])) / float(sweep.fmt3(top(c, "sm80"))))
-    t = [shown(c, "tiled") for c in cells]
-    m = [shown(c, "mma") for c in mma]
+    t = [peers.shown_share(speeds[(*c, "tiled")], top(c, "sm80")) for c in cells]
+    m = [peers.shown_share(speeds[(*c, "mma")], top(c, "sm80")) for c in mma]
     assert (f"it runs at {min(m)}–{max(m)} % of CUTLASS's best sm80 GEMM where the tiled\n"
             f"kernel runs at {min(t)}–{max(t)} %, ahead of the tiled kernel in every cell and\n"
             "behind CUTLASS in every cell") in POST
@@ -1330,6 +1328,5 @@ def test_the_mma_sync_kernels_counts_are_its_results():
         values = [float(v) for v in re.findall(r"TN\s+\d+\s+\S+%\s+\S+%\s+([\d.]+)%", block)]
         if values:
             shares[len(shares)] = values
-    ranges = [f"{min(v):.0f}–{max(v):.0f} %" for v in shares.values()][:4]
-    assert f"{ranges[0][:-2]}, {ranges[1][:-2]}, {ranges[2][:-2]} and {ranges[3]}".replace("  ", " ") in \
-        POST.replace("\n", " ")
+    ranges = [f"{min(v):.0f}–{max(v):.0f}" for v in shares.values()][:4]
+    assert f"{', '.join(ranges[:3])} and {ranges[3]} %" in " ".join(POST.split())
