@@ -394,15 +394,20 @@ def test_part_rows_are_ignored():
 
 def test_only_the_last_steps_change_the_main_loop():
     """Every step before 11 builds the loop that loads, then multiplies, without spread copies;
-    step 11 loads ahead, and the last step is gemm.md's defaults."""
+    step 11 loads ahead, step 12 spreads the copies, every step before 13 loads C one piece at
+    a time, and the last step is gemm.md's defaults."""
     for type_pair in sweep.TYPES:
         steps = {key: settings for key, _, settings in worklog.steps_for(type_pair)}
         keys = list(steps)
-        assert keys[-3:] == ["skew32", "prefetch", "shipped"]
-        for key in keys[1:-2]:
+        assert keys[-4:] == ["skew32", "prefetch", "spread", "shipped"]
+        for key in keys[1:-3]:
             assert steps[key]["PREFETCH_FRAGMENTS"] == 0, (type_pair, key)
             assert steps[key]["SPREAD_COPIES"] == 0, (type_pair, key)
-        assert steps["prefetch"] == {"PREFETCH_FRAGMENTS": 1, "SPREAD_COPIES": 0}
+        for key in keys[1:-1]:
+            assert "one-load-epilogue" in steps[key]["changes"], (type_pair, key)
+        assert steps["prefetch"] == {"PREFETCH_FRAGMENTS": 1, "SPREAD_COPIES": 0,
+                                     "changes": ("one-load-epilogue",)}
+        assert steps["spread"] == {"changes": ("one-load-epilogue",)}
         assert steps["shipped"] == {}
         assert steps["simple"] is None
 
