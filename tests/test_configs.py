@@ -133,14 +133,17 @@ def test_valid_configuration_compiles_its_kernel(device_builds, config):
             assert "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64" in text and "wmma" not in text
     else:
         assert dmma == []
-    # The mma.sync kernel: for the 16-bit pairs only, one per tile, with ldmatrix (transposing
+    # The mma.sync kernel: for the 16-bit pairs, one per tile, with ldmatrix (transposing
     # where the operand is stored along M or N, four 8 x 8 tiles at a time) and mma.sync's
-    # 16 x 8 x 16 form, no WMMA.
+    # 16 x 8 x 16 form, no WMMA; for the 8-bit integers the 16 x 8 x 32 form, in the layout TN
+    # only (ldmatrix transposes 16-bit elements, not bytes), and none in the other layouts.
     mma16 = [text for name, text in entries.items() if "gemm_tiled" in name and "Mma16" in name]
-    if "mma" in PAIRS[type_pair]["kernels"]:
-        assert len(mma16) == len(PAIRS[type_pair]["tiles"])
+    pair = PAIRS[type_pair]
+    if "mma" in pair["kernels"] and (pair["in_bytes"] == 2 or (ta, tb) == (0, 1)):
+        assert len(mma16) == len(pair["tiles"])
+        form = "m16n8k16.row.col" if pair["in_bytes"] == 2 else "m16n8k32.row.col.s32." + "su"[pair["in"] == "unsigned char"]
         for text in mma16:
-            assert "mma.sync.aligned.m16n8k16.row.col" in text and "wmma" not in text
+            assert "mma.sync.aligned." + form in text and "wmma" not in text, form
             assert "ldmatrix.sync.aligned.m8n8.x4" + (".trans" if ta else "") + ".shared.b16" in text
             assert "ldmatrix.sync.aligned.m8n8.x4" + ("" if tb else ".trans") + ".shared.b16" in text
     else:
