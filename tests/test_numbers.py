@@ -435,6 +435,7 @@ def test_the_energy_table_in_gemm_md_is_generated():
 
 
 PEERS = "results/nvidia-h100-80gb-hbm3-2026-11-27-peers.csv"
+PEERS_INT8 = "results/nvidia-h100-80gb-hbm3-2026-11-27-peers-int8.csv"   # int8 on the mma.sync kernel
 
 
 def test_the_cutlass_table_in_gemm_md_is_generated():
@@ -467,8 +468,18 @@ def test_the_cutlass_table_in_gemm_md_is_generated():
             "CUTLASS's 64 × 128 tile in four stages fills the GPU better.") in " ".join(POST.split())
     assert all(peers.kind_of(k[3]) != "sm80" or k[2][0] != 1024 or "64x128_s4" in k[3] or
                v < speeds[(*k[:3], "cutlass80_64x128_s4")] for k, v in speeds.items()), "64 x 128 s4 the best at 1024^3"
-    assert ("faster than the tiled kernel at every size measured, and level with CUTLASS from $2048^3$ up."
+    assert ("faster than the tiled kernel everywhere, and for 16-bit pairs level with CUTLASS from $2048^3$ up."
             in " ".join(POST.split()))
+    # int8 on the mma.sync kernel, in a session of its own: ahead of the tiled kernel everywhere
+    speeds8 = peers.best(sweep.read_csv(REPO / PEERS_INT8)[1])
+    cells8 = {key[:3] for key in speeds8}
+    top8 = lambda c: max(v for k, v in speeds8.items() if k[:3] == c and peers.kind_of(k[3]) == "sm80")
+    assert {c[0] for c in cells8} == {"I8_IN_I32_OUT"} and {c[2][0] for c in cells8} == {8192, 4096, 2048, 1024}
+    assert all(speeds8[(*c, "tiled")] < speeds8[(*c, "mma")] for c in cells8)
+    m8 = [peers.shown_share(speeds8[(*c, "mma")], top8(c)) for c in cells8]
+    t8 = [peers.shown_share(speeds8[(*c, "tiled")], top8(c)) for c in cells8]
+    assert (f"it ran int8 at {min(m8)}–{max(m8)} % of CUTLASS's best sm80 GEMM where the tiled kernel ran at "
+            f"{min(t8)}–{max(t8)} %, from $8192^3$ to $1024^3$.") in " ".join(POST.split())
 
 
 def test_the_hopper_worklog_and_parts_tables_in_gemm_md_are_generated():
