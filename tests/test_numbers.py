@@ -234,7 +234,7 @@ CLAIMS += [
      + gain(I8, "skew32", "prefetch", "9") + gain(F64, "skew32", "prefetch", "4")),
     ("*Measured: bfloat16 383 → 396, +3 %;", change(BF16, "prefetch", "spread", ("383", "396", "3"))),
     # step 13, from the later session (W2), each against step 12 of that session
-    ("session of the table: 399 → 420, +5 %; bfloat16 +7 %, `F16_IN_OUT` +3 %, int8 +2 %, tf32 +1 %, "
+    ("session: 399 → 420, +5 %; bfloat16 +7 %, `F16_IN_OUT` +3 %, int8 +2 %, tf32 +1 %, "
      "double 0 %.*",
      [("399", W2[("spread", "step", "tiled", F16)]), ("420", shipped(F16)),
       ("5", 100 * (420 / 399 - 1))]
