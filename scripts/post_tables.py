@@ -146,7 +146,7 @@ def hopper_table(path=HOPPER_SWEEP, sizes=HOPPER_SIZES):
     """Per pair and size: the tiled kernel, the Hopper kernel, cuBLAS, and Hopper / cuBLAS."""
     lines = ["| pair | size | tiled | Hopper | cuBLAS | Hopper / cuBLAS |", "|---|---:|---:|---:|---:|---:|"]
     at = {n: sweep_cells(path, n) for n in sizes}   # the CSV read once per size, not per pair
-    for t in worklog.HOPPER_TYPES:
+    for t in [t for t in worklog.HOPPER_TYPES if any(key[0] == t for n in sizes for key in at[n])]:
         for n in sizes:
             cells = at[n]
             shares = [worklog.percent(cells.get((t, b, "wgmma")), cells.get((t, b, "cublas"))).replace(" %", "")
