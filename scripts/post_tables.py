@@ -8,6 +8,8 @@ The tables, each between its markers in the post:
 - <!-- session:begin --> ... <!-- session:end -->: the results chapter: every
   kernel and cuBLAS at 8192^3 for every type pair, B plain / B transposed,
   from the sweep of one session (SESSION);
+- <!-- later:begin --> ... <!-- later:end -->: the same for the pairs that came
+  after that session, from a sweep of their own (LATER);
 - <!-- at8192:begin --> ... <!-- at8192:end -->: both kernels and cuBLAS at
   8192^3 for every type pair, B plain / B transposed, from the sweep CSV;
 - <!-- jetson:begin --> ... <!-- jetson:end -->: the kernel of GEMM on Jetson
@@ -39,6 +41,7 @@ import worklog  # noqa: E402
 
 REPO = sweep.REPO
 SESSION = "results/nvidia-h100-80gb-hbm3-2026-11-26-4.csv"         # the results chapter: one session
+LATER = "results/nvidia-h100-80gb-hbm3-2026-11-27.csv"            # the pairs that came after it
 SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-23-2.csv"          # the sweep before the Hopper kernel
 JETSON_DAY_SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-22.csv"  # the day GEMM on Jetson was run
 JETSON = "results/gemm-on-jetson-h100-2026-11-22.csv"
@@ -187,7 +190,7 @@ def long_k_table(runs):
 
 
 def tables():
-    return {"session": session_table(sweep_cells(SESSION)), "at8192": at_size_table(sweep_cells()), "tiles": tiles_table(tile_shares()),
+    return {"session": session_table(sweep_cells(SESSION)), "later": session_table(sweep_cells(LATER)), "at8192": at_size_table(sweep_cells()), "tiles": tiles_table(tile_shares()),
             "longk": long_k_table(long_k_runs()), "hopper": hopper_table(),
             "jetson": jetson_table(jetson_cells(), sweep_cells(JETSON_DAY_SWEEP))}
 

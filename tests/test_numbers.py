@@ -840,8 +840,16 @@ def test_the_results_chapter_is_its_session():
     assert {(r["type"], r["transpose_b"]) for r in rows if r["impl"] == "dmma"} == {("F64_IN_OUT", b) for b in (0, 1)}
     # the Hopper kernel: every run but double's, FP8 included
     hopper = {(r["type"], r["transpose_b"]) for r in rows if r["impl"] == "wgmma"}
-    assert {r["type"] for r in rows} == set(sweep.TYPES)
-    assert hopper == {(t, b) for t in sweep.TYPES if t != "F64_IN_OUT" for b in (0, 1)}
+    # the pairs that came after the session: a sweep of their own, every run passed; with it,
+    # every pair the program has is measured once
+    later = sweep.read_csv(REPO / numbers.LATER)[1]
+    later_types = {r["type"] for r in later}
+    assert all(r["result"] == "PASS" for r in later)
+    assert len({(r["type"], r["transpose_b"], r["M"]) for r in later}) == 40
+    assert "timed them the same way, every kernel beside cuBLAS; all 40 runs passed" in text
+    assert {r["type"] for r in rows} | later_types == set(sweep.TYPES)
+    assert not {r["type"] for r in rows} & later_types
+    assert hopper == {(t, b) for t in sweep.TYPES if t not in ("F64_IN_OUT", *later_types) for b in (0, 1)}
     run = {k: cells[(F16, 1, k)] for k in ("simple", "tiled", "wgmma", "cublas")}
     phrase = ("the simple kernel runs at 31.1 eTOPS, the tiled one at 394 and the Hopper one at 698, "
               "against cuBLAS's 712: 98 %. Tiling multiplied the speed by about 13, Hopper's "
@@ -919,7 +927,7 @@ def test_the_results_chapter_is_its_session():
     fold = POST[POST.index("<summary>The GPU checks, change by change"):POST.index("[^check]:")]
     table = {m[1]: (m[2], m[3], int(m[4])) for m in
              re.finditer(r"^\| (\S+) \| ([^|]+) \| (H100|H200) \| (\d+) \|$", fold, re.M)}
-    assert len(table) == 15 and "No run failed." in fold
+    assert len(table) == 20 and "No run failed." in fold
 
     def passed(name, commit=None, gpu="H100 80GB HBM3"):
         log = (REPO / f"results/{name}").read_text()
@@ -974,6 +982,13 @@ def test_the_results_chapter_is_its_session():
     c16_results = (REPO / "results/h100-2026-11-26-check-fp8-c16-results.txt").read_text()
     assert re.search(r"^PASS E4M3_IN_BF16\S+ memcheck .*--kernel=wgmma", c16_results, re.M)
     every -= c16
+    # the checks of 2026-11-27, each file named by its commit; the last, of the pairs with a
+    # 16-bit C from float sums, every shape and layout of both (no check before it had them)
+    for commit in ("9efb8d9", "8709572", "22b18f6", "a4e7faa", "3b3f4eb"):
+        assert table[commit][2] == passed(f"h100-2026-11-27-check-quick-{commit}.txt")
+    later = configs_passed("h100-2026-11-27-check-quick-3b3f4eb-results.txt")
+    assert {p for p, _, _ in later} == {"BF16_IN_BF16_OUT", "F16_IN_F16_OUT"} and len(later) == 24
+    every -= later
     final = ["8bit-tf32", "16bit-1", "16bit-2", "f64"]
     covered = set().union(*(configs_passed(f"h100-2026-11-26-check-final-{part}-results.txt") for part in final))
     assert table["23ee083"][2] == sum(passed(f"h100-2026-11-26-check-final-{part}.txt", "23ee083") for part in final)
