@@ -42,6 +42,10 @@ import worklog  # noqa: E402
 REPO = sweep.REPO
 SESSION = "results/nvidia-h100-80gb-hbm3-2026-11-26-4.csv"         # the results chapter: one session
 LATER = "results/nvidia-h100-80gb-hbm3-2026-11-27.csv"            # the pairs that came after it
+PEERS = "results/nvidia-h100-80gb-hbm3-2026-11-27-peers.csv"      # "Beside CUTLASS"
+PEERS_INT8 = "results/nvidia-h100-80gb-hbm3-2026-11-27-peers-int8.csv"   # int8 on the mma.sync kernel
+H9_FLOORS = [f"results/nvidia-h100-80gb-hbm3-2026-11-25-h9-floors-{i}.csv" for i in (1, 2, 3)]   # every layout
+WORST_CELLS = "results/nvidia-h100-80gb-hbm3-2026-11-25-worst-cells.txt"   # three of them, run again
 SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-23-2.csv"          # the sweep before the Hopper kernel
 JETSON_DAY_SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-22.csv"  # the day GEMM on Jetson was run
 JETSON = "results/gemm-on-jetson-h100-2026-11-22.csv"

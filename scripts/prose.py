@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""The measured numbers in the post's prose, each one filled from results/ by this tool.
+
+    python3 scripts/prose.py [--into gemm.md]     fill every marked number (without --into:
+                                                  print each marker's expression and value)
+    python3 scripts/prose.py --check gemm.md      exit 1, naming them, if any value is stale
+
+In gemm.md a measured number stands between two HTML comments, which the rendered page does
+not show:
+
+    the tiled one at <!--n S(F16, TN, tiled)-->394<!--/n--> eTOPS
+
+The first comment holds an expression over the CSVs of results/ (the names below); its value,
+rounded as the post rounds, replaces what stands before the closing comment. A derived number
+(a share, a ratio, a range) is an expression of the same rows, so it is the one a reader
+computes from the tables: the speeds it starts from are rounded as the tables show them.
+
+Formatting: a number is written with three significant figures (as the tables write it,
+sweep.fmt3), unless the expression says otherwise: pct(r) a ratio as a whole per cent,
+pcts(r1, r2, ...) a range of them ("91–92"), span(values) their least and greatest ("1.06 to
+1.23"), more(r) how many per cent r is above 1 (at_least(r) rounded down), d0(x),
+d1(x), d2(x) a fixed number of decimals. A string is written as it is. Standard library only.
+"""
+
+import argparse
+import math
+import re
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import post_tables  # noqa: E402  (the sessions the tables are made from: one place for each)
+import sweep  # noqa: E402
+import worklog  # noqa: E402
+
+REPO = sweep.REPO
+MARKER = re.compile(r"<!--n (.*?)-->(.*?)<!--/n-->", re.S)
+
+
+# ---- formatting: the post's rounding, one place ----
+
+def s3(x):
+    return sweep.fmt3(x)
+
+
+def pct(r):
+    return f"{100 * r:.0f}"
+
+
+def flat(values):
+    """Numbers, or lists of them, as one list."""
+    out = []
+    for v in values:
+        out += list(v) if isinstance(v, (list, tuple)) else [v]
+    return out
+
+
+def pcts(*ratios):
+    """A range of ratios (numbers, or lists of them) as whole per cents, "91–92", or one
+    figure where they round alike."""
+    ratios = flat(ratios)
+    low, high = pct(min(ratios)), pct(max(ratios))
+    return low if low == high else f"{low}–{high}"
+
+
+def span(values, form=None, between=" to "):
+    """The least and the greatest of values, "1.06 to 1.23" (with d2 unless another form)."""
+    values = flat([values])
+    form = form or d2
+    return f"{form(min(values))}{between}{form(max(values))}"
+
+
+def more(r):
+    return f"{100 * (r - 1):.0f}"
+
+
+def at_least(r):
+    """How many per cent r is above 1, rounded down: what "by N % or more" may say."""
+    return f"{math.floor(100 * (r - 1) + 1e-9):.0f}"
+
+
+def d0(x):
+    return f"{x:.0f}"
+
+
+def d1(x):
+    return f"{x:.1f}"
+
+
+def d2(x):
+    return f"{x:.2f}"
+
+
+def written(value):
+    if isinstance(value, str):
+        return value
+    return s3(value)
+
+
+# ---- the sources: each a CSV of results/ that post_tables.py or worklog.py names ----
+
+@lru_cache(maxsize=None)
+def cells(path, size):
+    """{(type, transpose_b, impl): eTOPS as the tables show it} at size^3 of a sweep CSV."""
+    return {k: worklog.shown(v) for k, v in post_tables.sweep_cells(path, size).items()}
+
+
+def S(pair, layout, impl, size=8192):
+    """The results chapter's session: a kernel's speed (or cuBLAS's) at size^3."""
+    return cells(post_tables.SESSION, size)[(pair, layout, impl)]
+
+
+def L(pair, layout, impl, size=8192):
+    """The sweep of the pairs that came after that session."""
+    return cells(post_tables.LATER, size)[(pair, layout, impl)]
+
+
+S.path, L.path = post_tables.SESSION, post_tables.LATER
+
+
+@lru_cache(maxsize=None)
+def cubes(path):
+    _, rows = sweep.read_csv(REPO / path)
+    return tuple(sorted({r["M"] for r in rows if r["M"] == r["N"] == r["K"]}))
+
+
+def sizes(source, least=0, most=1 << 40):
+    """The cube sizes a sweep (S or L) measured, from least to most."""
+    return [n for n in cubes(source.path) if least <= n <= most]
+
+
+def shares(source, pairs, layouts, at, impl, base="cublas"):
+    """impl's speed over base's, for every pair, layout and size given, where both ran."""
+    found = []
+    for p in pairs:
+        for b in layouts:
+            for n in at:
+                try:
+                    found.append(source(p, b, impl, n) / source(p, b, base, n))
+                except KeyError:
+                    pass
+    if not found:
+        raise KeyError(f"no run of {impl} and {base} among those")
+    return found
+
+
+@lru_cache(maxsize=None)
+def peer_speeds(path):
+    import peerlib
+    return {k: worklog.shown(v) for k, v in peerlib.best(sweep.read_csv(REPO / path)[1]).items()}
+
+
+def vs_cutlass(path, impl, kind):
+    """impl's speed over the fastest CUTLASS configuration of a kind ("sm80", "sm90"), in each
+    cell (pair, layout, problem) of a peers session where impl ran, as its table shows them."""
+    import peerlib
+    speeds = peer_speeds(path)
+    found = []
+    for cell in sorted({k[:3] for k in speeds}):
+        if (*cell, impl) in speeds:
+            best = max(v for k, v in speeds.items() if k[:3] == cell and peerlib.kind_of(k[3]) == kind)
+            found.append(speeds[(*cell, impl)] / best)
+    return found
+
+
+@lru_cache(maxsize=None)
+def h9_cells():
+    """{(pair, layout, problem): {impl: eTOPS}} of the Hopper kernel's floors in every layout."""
+    import floors
+    rows = []
+    for path in post_tables.H9_FLOORS:
+        rows += sweep.read_csv(REPO / path)[1]
+    return floors.cells(rows)
+
+
+def H9(impl, base, least=0, below=1 << 40):
+    """impl's speed over base's in each cell of those floors whose smallest side is at least
+    `least` and below `below`, where both ran."""
+    return [c[impl] / c[base] for (_, _, p), c in sorted(h9_cells().items())
+            if least <= min(p) < below and impl in c and base in c]
+
+
+def H9_cell(pair, layout, problem, impl="wgmma", base="cublas"):
+    """One cell of those floors: impl's speed over base's (a problem: N for N^3, or (M, N, K))."""
+    problem = (problem,) * 3 if isinstance(problem, int) else tuple(problem)
+    c = h9_cells()[(pair, layout, problem)]
+    return c[impl] / c[base]
+
+
+def worst_cells(pair, layout, problem):
+    """The runs again of one of the floors' lowest cells: its per cents, as the file gives them."""
+    text = (REPO / post_tables.WORST_CELLS).read_text(encoding="utf-8")
+    found = re.search(rf"^{pair} {layout} {problem}: own \d+% \(([\d, ]+)\)", text, re.M)
+    if not found:
+        raise KeyError(f"{pair} {layout} {problem} in {post_tables.WORST_CELLS}")
+    values = [int(x) for x in found[1].split(", ")]
+    return f"{min(values)}–{max(values)}"
+
+
+def cublas_spread(document=None):
+    """cuBLAS's speeds in the running example (f16→f32, B transposed, 8192^3) in every session
+    the post's tables come from: the sweeps post_tables.py names and the worklogs the post names."""
+    document = document if document is not None else (REPO / "gemm.md").read_text(encoding="utf-8")
+    files = {post_tables.SESSION, post_tables.SWEEP, post_tables.JETSON_DAY_SWEEP, post_tables.TILES,
+             post_tables.HOPPER_SWEEP}
+    files |= set(re.findall(r"worklog.py table` from `(results/[^`]+\.csv)`", document))
+    return [r["etops"] for f in sorted(files) for r in sweep.read_csv(REPO / f)[1]
+            if r["type"] == "F16_IN_F32_OUT" and r["impl"] == "cublas" and r["transpose_b"] == 1
+            and r["M"] == r["N"] == r["K"] == 8192 and r.get("result") != "FAIL"]
+
+
+def namespace():
+    """The names an expression may use: the sources, the formats, and short names of the
+    pairs, layouts (B plain 0, B transposed 1) and kernels."""
+    names = {f.__name__: f for f in (s3, pct, pcts, span, more, at_least, d0, d1, d2, S, L, sizes, shares, vs_cutlass,
+                                     H9, H9_cell, worst_cells, cublas_spread)}
+    names.update(PEERS=post_tables.PEERS, PEERS_INT8=post_tables.PEERS_INT8)
+    names.update(F16="F16_IN_F32_OUT", F16F16="F16_IN_OUT", BF16="BF16_IN_F32_OUT", TF32="TF32_IN_F32_OUT",
+                 F64="F64_IN_OUT", I8="I8_IN_I32_OUT", U8="U8_IN_I32_OUT", BF16BF16="BF16_IN_BF16_OUT",
+                 F16C16="F16_IN_F16_OUT", NN=0, TN=1,
+                 simple="simple", tiled="tiled", mma="mma", dmma="dmma", hopper="wgmma", cublas="cublas")
+    return names
+
+
+def evaluate(expression):
+    """The text an expression fills in; ValueError naming it where it cannot be evaluated."""
+    try:
+        return written(eval(expression, namespace()))   # the post's own expressions, no one else's
+    except Exception as error:   # a missing row, a misspelt name: say which marker
+        raise ValueError(f"<!--n {expression}-->: {type(error).__name__}: {error}") from None
+
+
+def markers(document):
+    """Every marker as (expression, value written, value computed, offset)."""
+    return [(m[1], m[2], evaluate(m[1]), m.start()) for m in MARKER.finditer(document)]
+
+
+def fill(document):
+    return MARKER.sub(lambda m: f"<!--n {m[1]}-->{evaluate(m[1])}<!--/n-->", document)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--into", help="fill the markers of this file")
+    parser.add_argument("--check", help="exit 1 if a marker of this file holds a stale value")
+    args = parser.parse_args(argv)
+    path = Path(args.into or args.check or REPO / "gemm.md")
+    try:
+        document = path.read_text(encoding="utf-8")
+        found = markers(document)
+    except (OSError, ValueError) as error:
+        print(f"prose.py: error: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
+        return 1
+    if args.check:
+        stale = [(e, w, c, document.count("\n", 0, at) + 1) for e, w, c, at in found if w != c]
+        for expression, was, now, line in stale:
+            print(f"{path}:{line}: <!--n {expression}--> says {was}, results/ give {now}", file=sys.stderr)
+        return 1 if stale else 0
+    if args.into:
+        path.write_text(fill(document), encoding="utf-8")
+        print(f"prose.py: {len(found)} numbers filled in {path}")
+        return 0
+    for expression, _, value, _ in found:
+        print(f"{value:>10}  {expression}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
