@@ -210,11 +210,110 @@ def cublas_spread(document=None):
             and r["M"] == r["N"] == r["K"] == 8192 and r.get("result") != "FAIL"]
 
 
+@lru_cache(maxsize=None)
+def worklog_rows(path):
+    _, rows = worklog.read_worklog(REPO / path)
+    return {(r["step"], r["kind"], r["impl"], r["type"]): r["etops"] for r in rows
+            if r.get("result") != "FAIL" and r["M"] in (8192, 0)}   # (the ceiling's row has no size)
+
+
+def W1(step, pair, impl="tiled", kind="step"):
+    """The tiled kernel's worklog as first measured, step by step, at 8192^3 (as its table
+    shows it): a step's speed, or with impl "cublas", "simple" or "ceiling" (kind "step", step
+    "simple") the yardsticks, or with kind "part" the halves."""
+    return worklog.shown(worklog_rows(post_tables.WORKLOG)[(step, kind, impl, pair)])
+
+
+def W2(step, pair, impl="tiled", kind="step"):
+    """The same, from the later session of every step (step 13 too)."""
+    return worklog.shown(worklog_rows(post_tables.WORKLOG_2)[(step, kind, impl, pair)])
+
+
+def HW(step, pair, size=8192, impl="wgmma"):
+    """The Hopper kernel's nine steps and parts, from the run its tables show: a step's speed
+    (or cuBLAS's, impl "cublas") at size^3."""
+    return worklog.shown(hopper_rows()[(step, impl, pair, size)])
+
+
+@lru_cache(maxsize=None)
+def hopper_rows():
+    _, rows = worklog.read_worklog(REPO / post_tables.HOPPER_TABLE)
+    return {(r["step"], r["impl"], r["type"], r["M"]): r["etops"] for r in rows if r.get("result") != "FAIL"}
+
+
+@lru_cache(maxsize=None)
+def turns(path):
+    """{(pair, "MxNxK"): the new build's median share of cuBLAS over the base build's} of a
+    compare_gpu.py CSV: per process, the kernel's speed over cuBLAS's; the medians' ratio."""
+    import csv
+    import statistics
+    with open(REPO / path, encoding="utf-8") as f:
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    found = {}
+    for key in {(r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}') for r in rows}:
+        runs = [r for r in rows if (r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}') == key]
+        def share(build):
+            picked = [r for r in runs if r["compared"] == build]
+            kernel = [r for r in picked if r["impl"] not in ("cublas",)]
+            cublas = [r for r in picked if r["impl"] == "cublas"]
+            return statistics.median(float(k["etops"]) / float(c["etops"]) for k, c in zip(kernel, cublas))
+        found[key] = share("new") / share("base")
+    return found
+
+
+def gains(path, pairs, problems):
+    """The new build's gain over the base build (a share above 1, less 1) of a compare_gpu.py
+    CSV, for each pair and problem given ("2048", or "MxNxK"), where it ran."""
+    found = turns(path)
+    keys = [(p, n if "x" in str(n) else f"{n}x{n}x{n}") for p in pairs for n in problems]
+    return [found[k] - 1 for k in keys if k in found]
+
+
+def csv_runs(path, impl, tile):
+    """The speeds, in the file's order, of a kernel with a tile in a file of ./gemm --csv lines
+    without a header (the columns of ./gemm --describe), the runs that passed."""
+    import csv
+    names = post_tables.gemmlib.registry()["csv_columns"]
+    with open(REPO / path, encoding="utf-8") as f:
+        rows = [dict(zip(names, r)) for r in csv.reader(f)]
+    return [float(r["etops"]) for r in rows if r["impl"] == impl and r["tile"] == tile and r["result"] == "PASS"]
+
+
+def settings_speed(path, settings):
+    """The speed of one build in a file of "SETTINGS,eTOPS,RESULT,..." lines (a sweep of the
+    first tile's settings): the line whose settings are these words."""
+    for line in (REPO / path).read_text(encoding="utf-8").splitlines():
+        fields = line.split(",")
+        if fields[0].split() == settings.split() and fields[2] == "PASS":
+            return float(fields[1])
+    raise KeyError(f"{settings} in {path}")
+
+
+def printed(path, heading, column):
+    """A column of the table compare_gpu.py printed, in a log of results/: the rows after the
+    first line that holds `heading`, up to the next comment; per cents as ratios."""
+    lines = (REPO / path).read_text(encoding="utf-8").splitlines()
+    start = next(i for i, line in enumerate(lines) if heading in line)
+    values = []
+    for line in lines[start + 1:]:
+        if line.startswith("#") and values:
+            break
+        words = line.split()
+        if len(words) > column and not line.startswith("#") and words[column].endswith("%"):
+            values.append(float(words[column].rstrip("%")) / 100)
+    if not values:
+        raise KeyError(f"no rows after {heading!r} in {path}")
+    return values
+
+
 def namespace():
     """The names an expression may use: the sources, the formats, and short names of the
     pairs, layouts (B plain 0, B transposed 1) and kernels."""
     names = {f.__name__: f for f in (s3, pct, pcts, span, more, at_least, d0, d1, d2, S, L, sizes, shares, vs_cutlass,
-                                     H9, H9_cell, worst_cells, cublas_spread)}
+                                     H9, H9_cell, worst_cells, cublas_spread, W1, W2, HW, gains, csv_runs,
+                                     settings_speed, printed)}
+    names.update(SIXTEEN=("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT"), H9_TURNS=post_tables.H9_TURNS,
+                 E4M3=("E4M3_IN_F32_OUT", "E4M3_IN_BF16_OUT", "E4M3_IN_F16_OUT"))
     names.update(PEERS=post_tables.PEERS, PEERS_INT8=post_tables.PEERS_INT8)
     names.update(F16="F16_IN_F32_OUT", F16F16="F16_IN_OUT", BF16="BF16_IN_F32_OUT", TF32="TF32_IN_F32_OUT",
                  F64="F64_IN_OUT", I8="I8_IN_I32_OUT", U8="U8_IN_I32_OUT", BF16BF16="BF16_IN_BF16_OUT",
