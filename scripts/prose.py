@@ -44,8 +44,13 @@ def s3(x):
     return sweep.fmt3(x)
 
 
+def signed(text):
+    """A figure as the post writes it: a minus sign, never "-0"."""
+    return "0" if text.strip("-0.") == "" else text.replace("-", "−")
+
+
 def pct(r):
-    return f"{100 * r:.0f}"
+    return signed(f"{100 * r:.0f}")
 
 
 def flat(values):
@@ -72,7 +77,7 @@ def span(values, form=None, between=" to "):
 
 
 def more(r):
-    return f"{100 * (r - 1):.0f}"
+    return signed(f"{100 * (r - 1):.0f}")
 
 
 def at_least(r):
@@ -116,7 +121,29 @@ def L(pair, layout, impl, size=8192):
     return cells(post_tables.LATER, size)[(pair, layout, impl)]
 
 
-S.path, L.path = post_tables.SESSION, post_tables.LATER
+def A(pair, layout, impl, size=8192):
+    """The sweep of the tiled kernel before the Hopper kernel (Appendix G's)."""
+    return cells(post_tables.SWEEP, size)[(pair, layout, impl)]
+
+
+def CAP(pair, layout, impl, size=8192):
+    """The 16-bit pairs with at most 99 KiB of shared memory per block (--smem-cap=99)."""
+    return cells(post_tables.SMEM99, size)[(pair, layout, impl)]
+
+
+@lru_cache(maxsize=None)
+def tile_rows(path, size):
+    _, rows = sweep.read_csv(REPO / path)
+    return {(r["type"], r["tile"]): worklog.shown(r["etops"]) for r in rows
+            if r["M"] == size and r["impl"] == "tiled" and r["result"] != "FAIL"}
+
+
+def T192(pair, tile):
+    """3000^3 with each tile, the 128 x 192 one among them (an experiment, not kept)."""
+    return tile_rows(post_tables.TILE192, 3000)[(pair, tile)]
+
+
+S.path, L.path, A.path, CAP.path = post_tables.SESSION, post_tables.LATER, post_tables.SWEEP, post_tables.SMEM99
 
 
 @lru_cache(maxsize=None)
@@ -224,6 +251,11 @@ def W1(step, pair, impl="tiled", kind="step"):
     return worklog.shown(worklog_rows(post_tables.WORKLOG)[(step, kind, impl, pair)])
 
 
+def W1x(step, pair, impl="tiled", kind="step"):
+    """W1 to one more digit than the tables (where a per cent must follow from a small number)."""
+    return worklog_rows(post_tables.WORKLOG)[(step, kind, impl, pair)]
+
+
 def W2(step, pair, impl="tiled", kind="step"):
     """The same, from the later session of every step (step 13 too)."""
     return worklog.shown(worklog_rows(post_tables.WORKLOG_2)[(step, kind, impl, pair)])
@@ -311,7 +343,7 @@ def namespace():
     pairs, layouts (B plain 0, B transposed 1) and kernels."""
     names = {f.__name__: f for f in (s3, pct, pcts, span, more, at_least, d0, d1, d2, S, L, sizes, shares, vs_cutlass,
                                      H9, H9_cell, worst_cells, cublas_spread, W1, W2, HW, gains, csv_runs,
-                                     settings_speed, printed)}
+                                     settings_speed, printed, A, CAP, T192, W1x)}
     names.update(SIXTEEN=("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT"), H9_TURNS=post_tables.H9_TURNS,
                  E4M3=("E4M3_IN_F32_OUT", "E4M3_IN_BF16_OUT", "E4M3_IN_F16_OUT"))
     names.update(PEERS=post_tables.PEERS, PEERS_INT8=post_tables.PEERS_INT8)

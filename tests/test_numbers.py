@@ -1,10 +1,11 @@
-"""Measured numbers in the post come from results/: tables are generated, prose is checked.
+"""Measured numbers in the post come from results/: tables and prose numbers are generated.
 
 The tables of measured numbers in gemm.md are made by scripts (worklog.py
-table, post_tables.py) from the CSVs in results/, and the tests here regenerate
-them and compare. The numbers that the prose quotes are listed below with
-where each comes from; a test finds each phrase in the post and checks each
-number in it against the CSV, rounded to the digits written.
+table, post_tables.py, floors.py report) from the CSVs in results/, and the
+tests here regenerate them and compare. The numbers of the prose are filled by
+scripts/prose.py (tests/test_prose.py holds them fresh); the tests here check
+what the prose says in words about those numbers, and the numbers it still
+quotes by hand, against the files they come from.
 """
 
 import csv
@@ -36,39 +37,16 @@ sweep, worklog, numbers, floors, peers = (load("sweep"), load("worklog"), load("
 shown = worklog.shown   # a number as the tables show it, so per cents follow from what is written
 POST = (REPO / "gemm.md").read_text(encoding="utf-8")
 PROSE = re.sub(r"\s+", " ", POST)
-S = numbers.sweep_cells()                       # (type, transpose_b, impl) at 8192^3
-ALL = {(r["type"], r["transpose_b"], r["impl"], r["M"]): r["etops"]
-       for r in sweep.read_csv(REPO / numbers.SWEEP)[1] if r["M"] == r["N"] == r["K"]}
-# The worklog's first session, whose numbers Appendix F quotes as each step was measured, and
-# the later session of the post's step tables, which the kernel as shipped is quoted from.
-W, W2 = ({(r["step"], r["kind"], r["impl"], r["type"]): r["etops"]
-          for r in worklog.read_worklog(REPO / f"results/nvidia-h100-80gb-hbm3-{day}-worklog.csv")[1]
-          if r.get("result") != "FAIL"} for day in ("2026-11-22", "2026-11-27"))
+# The worklog's first session, whose numbers Appendix F quotes as each step was measured.
+W = {(r["step"], r["kind"], r["impl"], r["type"]): r["etops"]
+     for r in worklog.read_worklog(REPO / numbers.WORKLOG)[1] if r.get("result") != "FAIL"}
 F16, F16F16, BF16, TF32, F64, I8, U8 = ("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT",
                                         "TF32_IN_F32_OUT", "F64_IN_OUT", "I8_IN_I32_OUT", "U8_IN_I32_OUT")
 SIXTEEN = [F16, F16F16, BF16]
-SIZES = sorted({n for (_, _, _, n) in ALL})
-SMALL = [n for n in SIZES if n <= 1024]                  # the smallest tile runs
-LARGE = [n for n in SIZES if n >= 2048 and n != 3000]    # the worklog's tile runs, in whole waves
-# 3000^3 with a 128 x 192 tile beside the others (an experiment, not kept)
-T192 = {(r["type"], r["tile"]): r["etops"] for r in sweep.read_csv(
-    REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-tile192.csv")[1] if r["M"] == 3000 and r["impl"] == "tiled"}
-# the 16-bit pairs at 8192^3 with --smem-cap=99, per cent of cuBLAS
-_CAP = {(r["type"], r["transpose_b"], r["impl"]): r["etops"] for r in sweep.read_csv(
-    REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-smem99.csv")[1] if r["M"] == 8192}
-CAPPED = [100 * _CAP[(t, b, "tiled")] / _CAP[(t, b, "cublas")] for t in SIXTEEN for b in (0, 1)]
 
 
 def step(key, t):
     return W[(key, "step", "tiled", t)]
-
-
-def later(key, t):   # a step of the later session
-    return W2[(key, "step", "tiled", t)]
-
-
-def shipped(t):
-    return later("shipped", t)
 
 
 def test_each_expectation_in_the_table_is_reasoned_in_appendix_f():
@@ -91,151 +69,6 @@ def test_each_expectation_in_the_table_is_reasoned_in_appendix_f():
             assert figure in item, f"H{n}: {worklog.HOPPER_EXPECTED[key]!r} is not reasoned in Appendix F"
 
 
-def share(t, b, size=8192):
-    return 100 * ALL[(t, b, "tiled", size)] / ALL[(t, b, "cublas", size)]
-
-
-def shares16(size):
-    return [share(t, b, size) for t in SIXTEEN for b in (0, 1)]
-
-
-def ratios16():
-    return [S[(t, b, "tiled")] / S[(t, b, "simple")] for t in SIXTEEN for b in (0, 1)]
-
-
-# (phrase of the post, [(number as written in it, the measured value)])
-CLAIMS = [
-    ("The tiled kernel is about 13 to 14 times the simple one for the 16-bit pairs, 10.0 times for "
-     "int8 with B transposed (8.2 with B plain), 6.3 to 8.2 times for tf32 and 3.8 times for double",
-     [("13", min(ratios16())), ("14", max(ratios16())),
-      ("10.0", S[(I8, 1, "tiled")] / S[(I8, 1, "simple")]), ("8.2", S[(I8, 0, "tiled")] / S[(I8, 0, "simple")]),
-      ("6.3", S[(TF32, 0, "tiled")] / S[(TF32, 0, "simple")]), ("8.2", S[(TF32, 1, "tiled")] / S[(TF32, 1, "simple")]),
-      ("3.8", S[(F64, 0, "tiled")] / S[(F64, 0, "simple")])]),
-    ("whose int8 GEMM is slow in every layout but TN (130 eTOPS against 1090)",
-     [("130", S[(I8, 0, "cublas")]), ("1090", S[(I8, 1, "cublas")])]),
-    ("which costs it 46 % of its speed (336 against 622)",
-     [("46", 100 * (1 - S[(I8, 0, "tiled")] / S[(I8, 1, "tiled")])), ("336", S[(I8, 0, "tiled")]),
-      ("622", S[(I8, 1, "tiled")])]),
-    ("by 4.5 % at the least: u8 with B transposed at $256^3$",
-     [("4.5", 100 * (min(ALL[(t, b, "tiled", n)] / ALL[(t, b, "simple", n)]
-                         for t in SIXTEEN + [I8, U8, TF32, F64] for b in (0, 1) for n in SIZES) - 1)),
-      ("256", min(SIZES, key=lambda n: ALL[(U8, 1, "tiled", n)] / ALL[(U8, 1, "simple", n)]))]),
-    ("the 16-bit pairs, with the 64 × 64 tile, reach 46 to 86 % of cuBLAS, int8 with B transposed 72 to 77 %",
-     [("46", min(min(shares16(n)) for n in SMALL)), ("86", max(max(shares16(n)) for n in SMALL)),
-      ("72", min(share(I8, 1, n) for n in SMALL)), ("77", max(share(I8, 1, n) for n in SMALL))]),
-    ("at 50 to 64 % of cuBLAS for the 16-bit pairs and 53 to 85 % for int8 with B transposed",
-     [("50", min(min(shares16(n)) for n in LARGE)), ("64", max(max(shares16(n)) for n in LARGE)),
-      ("53", min(share(I8, 1, n) for n in LARGE)), ("85", max(share(I8, 1, n) for n in LARGE))]),
-    ("$3000^3$: 39 to 44 % (int8: 48 %)", [("39", min(shares16(3000))), ("44", max(shares16(3000))),
-                                          ("48", share(I8, 1, 3000))]),
-    ("50 to 58 % for every pair but tf32 (33 %) and int8 with B plain",
-     [("50", min(100 * S[(t, b, "tiled")] / S[(t, b, "cublas")] for t in SIXTEEN + [F64] for b in (0, 1))),
-      ("58", max(100 * S[(t, b, "tiled")] / S[(t, b, "cublas")] for t in SIXTEEN + [F64, I8, U8]
-                 for b in (0, 1) if t in SIXTEEN + [F64] or b == 1)),
-      ("33", 100 * S[(TF32, 0, "tiled")] / S[(TF32, 0, "cublas")])]),
-    ("1090 eTOPS in the TN layout and at 130 in NN", [("1090", S[(I8, 1, "cublas")]),
-                                                      ("130", S[(I8, 0, "cublas")])]),
-    ("73 % of the 53 to 56 % that `half` to `float` reaches at $4096^3$ is 39 to 41 %",
-     [("73", 100 * 288 / (3 * 132)), ("53", share(F16, 0, 4096)), ("56", share(F16, 1, 4096)),
-      ("39", 288 / (3 * 132) * share(F16, 0, 4096)), ("41", 288 / (3 * 132) * share(F16, 1, 4096)),
-      ("39", share(F16, 0, 3000)), ("41", share(F16, 1, 3000))]),
-    ("244 against 241 eTOPS for `half` to `float`",
-     [("244", T192[(F16, "128x192x64")]), ("241", T192[(F16, "128x256x64")])]),
-    ("which reaches 48 to 52 % of cuBLAS at $8192^3$ for the 16-bit pairs",
-     [("48", min(CAPPED)), ("52", max(CAPPED))]),
-    ("whose tensor cores cuBLAS drives at 57 eTOPS, gets to 15 %",
-     [("57", S[(F64, 0, "cublas")]), ("15", 100 * S[(F64, 0, "simple")] / S[(F64, 0, "cublas")])]),
-    ("And int8 with B plain, at 31 % of cuBLAS, says more about cuBLAS than about us",
-     [("31", 100 * S[(I8, 0, "simple")] / S[(I8, 0, "cublas")])]),
-    ("(130 eTOPS against 1090 in its TN layout)", [("130", S[(I8, 0, "cublas")]), ("1090", S[(I8, 1, "cublas")])]),
-    ("where the kernel stands at 5.7 %", [("5.7", 100 * S[(I8, 1, "simple")] / S[(I8, 1, "cublas")])]),
-    ("That is the 40.8 to 61.9 eTOPS", [("40.8", S[(I8, 0, "simple")]), ("61.9", S[(I8, 1, "simple")])]),
-    ("A few per cent: 29.4 to 31.4 eTOPS", [("29.4", S[(F16, 0, "simple")]), ("31.4", S[(F16, 1, "simple")])]),
-    ("transposed B is slower, 20.9 against 15.6 eTOPS",
-     [("20.9", S[(TF32, 0, "simple")]), ("15.6", S[(TF32, 1, "simple")])]),
-    ("and the advantage is gone (28.4 against 29.4 eTOPS)",
-     [("28.4", ALL[(F16, 0, "simple", 10000)]), ("29.4", S[(F16, 0, "simple")])]),
-    # the worklog: the steps the prose quotes
-    ("*Measured: 269\n   → 271.*".replace("\n   ", " "), [("269", step("epilogue", F16)), ("271", step("grouped", F16))]),
-    ("*Measured: 31.0 → 135, 4.4×.*", [("31.0", W[("simple", "step", "simple", F16)]), ("135", step("tile", F16)),
-                                      ("4.4", shown(step("tile", F16)) / shown(W[("simple", "step", "simple", F16)]))]),
-    ("*Measured: 135 → 187, +39 %; int8 +29 %, tf32 +24 %.*",
-     [("135", step("tile", F16)), ("187", step("skew", F16)),
-      ("39", 100 * (step("skew", F16) / step("tile", F16) - 1)),
-      ("29", 100 * (step("skew", I8) / step("tile", I8) - 1)),
-      ("24", 100 * (step("skew", TF32) / step("tile", TF32) - 1))]),
-    ("*Measured: `half` 325 → 390, +20 %;", [("325", step("skew32", F16)), ("390", step("prefetch", F16)),
-                                             ("20", 100 * (step("prefetch", F16) / step("skew32", F16) - 1))]),
-    ("tf32 lost 12 % (126 → 111)", [("12", 100 * (1 - step("prefetch", TF32) / step("skew32", TF32))),
-                                    ("126", step("skew32", TF32)), ("111", step("prefetch", TF32))]),
-    # the limits of the shipped kernel
-    ("runs at 154 eTOPS: 39 % of cuBLAS and 9.9 times the simple kernel",
-     [("154", W2[("math", "part", "tiled", TF32)]),
-      ("39", 100 * W2[("math", "part", "tiled", TF32)] / W2[("simple", "step", "cublas", TF32)]),
-      ("9.9", W2[("math", "part", "tiled", TF32)] / W2[("simple", "step", "simple", TF32)])]),
-    ("Its math alone runs at 32.1 eTOPS, 97 % of the WMMA ceiling of 33.2, and the whole kernel at 95 %",
-     [("32.1", W2[("math", "part", "tiled", F64)]),
-      ("97", 100 * W2[("math", "part", "tiled", F64)] / W2[("simple", "step", "ceiling", F64)]),
-      ("33.2", W2[("simple", "step", "ceiling", F64)]),
-      ("95", 100 * shown(shipped(F64)) / shown(W2[("simple", "step", "ceiling", F64)]))]),
-    ("is 58 % of cuBLAS and 4.0 times the simple kernel",
-     [("58", 100 * W2[("simple", "step", "ceiling", F64)] / W2[("simple", "step", "cublas", F64)]),
-      ("4.0", W2[("simple", "step", "ceiling", F64)] / W2[("simple", "step", "simple", F64)])]),
-    ("(892 and 719 against 632)", [("892", W2[("copies", "part", "tiled", I8)]),
-                                   ("719", W2[("math", "part", "tiled", I8)]), ("632", shipped(I8))]),
-    ("runs at 447 eTOPS for `half`, and the whole kernel reaches 94 % of that",
-     [("447", W2[("copies", "part", "tiled", F16)]),
-      ("94", 100 * shipped(F16) / W2[("copies", "part", "tiled", F16)])]),
-]
-
-
-def change(t, before, after, written, at=step):
-    """The numbers of "X → Y, +P %" for pair t from step `before` to step `after` (of the first
-    session, or of the one `at` reads); the per cent follows from the numbers as written."""
-    x, y, pct = written
-    a, b = at(before, t), at(after, t)
-    return [(x, a), (y, b), (pct, 100 * (float(y) / float(x) - 1))]
-
-
-def gain(t, before, after, pct, at=step):
-    """A per cent from one step to another, as the tables show their numbers."""
-    return [(pct, 100 * (shown(at(after, t)) / shown(at(before, t)) - 1))]
-
-
-CLAIMS += [
-    ("*Measured: 187 → 258, +38 %; double +33 %, int8 +31 %.*",
-     change(F16, "skew", "stages2", ("187", "258", "38")) + gain(F64, "skew", "stages2", "33")
-     + gain(I8, "skew", "stages2", "31")),
-    ("*Measured: +5 % with three, nothing more with four (273, within noise).*",
-     gain(F16, "stages2", "stages3", "5") + [("273", step("stages4", F16))]),
-    ("*Measured: no change (271 → 269), except for `F16_IN_OUT`, whose `half` accumulator fragments "
-     "are stored two bytes at a time: 281 → 298, +6 %.*",
-     [("271", step("stages3", F16)), ("269", step("epilogue", F16))]
-     + change(F16F16, "stages3", "epilogue", ("281", "298", "6"))),
-    # one more digit than the table, so that the per cents follow from the numbers as written
-    ("*Measured: bfloat16 219.4 → 270.9, +23 %; tf32 81.5 → 102.4, +26 %; double 21.2 → 24.7, +17 %.*",
-     change(BF16, "grouped", "ptxload", ("219.4", "270.9", "23"))
-     + change(TF32, "grouped", "ptxload", ("81.5", "102.4", "26"))
-     + change(F64, "grouped", "ptxload", ("21.2", "24.7", "17"))),
-    ("*Measured: 271 → 331, +22 %; bfloat16 +22 %, int8 +11 %, tf32 +12 %, double +4 %.*",
-     change(F16, "ptxload", "k128", ("271", "331", "22")) + gain(BF16, "ptxload", "k128", "22")
-     + gain(I8, "ptxload", "k128", "11") + gain(TF32, "ptxload", "k128", "12")
-     + gain(F64, "ptxload", "k128", "4")),
-    ("*Measured: tf32 113 → 126, +12 %; int8 546 → 576, +5 %.*",
-     change(TF32, "block", "skew32", ("113", "126", "12")) + change(I8, "block", "skew32", ("546", "576", "5"))),
-    ("`F16_IN_OUT` +16 %, bfloat16 +17 %, int8 +9 %, double +4 %.*",
-     gain(F16F16, "skew32", "prefetch", "16") + gain(BF16, "skew32", "prefetch", "17")
-     + gain(I8, "skew32", "prefetch", "9") + gain(F64, "skew32", "prefetch", "4")),
-    ("*Measured: bfloat16 383 → 396, +3 %;", change(BF16, "prefetch", "spread", ("383", "396", "3"))),
-    # step 13, from the later session (W2), each against step 12 of that session
-    ("session: 399 → 420, +5 %; bfloat16 +7 %, `F16_IN_OUT` +3 %, int8 +2 %, tf32 +1 %, "
-     "double 0 %.*",
-     change(F16, "spread", "shipped", ("399", "420", "5"), at=later)
-     + [v for pct, t in (("7", BF16), ("3", F16F16), ("2", I8), ("1", TF32), ("0", F64))
-        for v in gain(t, "spread", "shipped", pct, at=later)]),
-]
-
-
 def close(written, value):
     """`written` is `value` rounded to the digits written (e.g. '29.5' for 29.4662); a whole
     number of four or more digits ending in 0 may be three significant figures, as the tables
@@ -245,15 +78,6 @@ def close(written, value):
         return True
     return "." not in written and len(written) >= 4 and written.endswith("0") and \
         written == sweep.fmt3(value)
-
-
-@pytest.mark.parametrize("phrase, values", CLAIMS, ids=[c[0][:40] for c in CLAIMS])
-def test_a_number_in_the_prose_is_the_measured_one(phrase, values):
-    assert phrase in PROSE, f"the post no longer says: {phrase}"
-    words = [w.rstrip(",") for w in re.findall(r"\d[\d,]*(?:\.\d+)?", phrase)]
-    for written, value in values:
-        assert written in words, (written, phrase)
-        assert close(written, value), f"{phrase}: {written} is written, the results give {value:.4g}"
 
 
 def test_the_sweep_tables_in_gemm_md_are_generated():
