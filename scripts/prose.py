@@ -70,10 +70,17 @@ def pcts(*ratios):
 
 
 def span(values, form=None, between=" to "):
-    """The least and the greatest of values, "1.06 to 1.23" (with d2 unless another form)."""
+    """The least and the greatest of values, "1.06 to 1.23" (with d2 unless another form), or
+    one figure where both are written alike."""
     values = flat([values])
     form = form or d2
-    return f"{form(min(values))}{between}{form(max(values))}"
+    low, high = form(min(values)), form(max(values))
+    return low if low == high else f"{low}{between}{high}"
+
+
+def sp1(r):
+    """A change as a signed per cent with one decimal: "+0.7", "−1.1"."""
+    return signed(f"{100 * r:+.1f}")
 
 
 def more(r):
@@ -261,22 +268,28 @@ def W2(step, pair, impl="tiled", kind="step"):
     return worklog.shown(worklog_rows(post_tables.WORKLOG_2)[(step, kind, impl, pair)])
 
 
-def HW(step, pair, size=8192, impl="wgmma"):
-    """The Hopper kernel's nine steps and parts, from the run its tables show: a step's speed
-    (or cuBLAS's, impl "cublas") at size^3."""
-    return worklog.shown(hopper_rows()[(step, impl, pair, size)])
+def HW(step, pair, size=8192, impl="wgmma", run=None):
+    """The Hopper kernel's nine steps and parts, from the run its tables show (or another run of
+    its worklog, `run`): a step's speed (or cuBLAS's, impl "cublas") at size^3."""
+    return worklog.shown(hopper_rows(run or post_tables.HOPPER_TABLE)[(step, impl, pair, size)])
 
 
 @lru_cache(maxsize=None)
-def hopper_rows():
-    _, rows = worklog.read_worklog(REPO / post_tables.HOPPER_TABLE)
+def hopper_rows(path):
+    _, rows = worklog.read_worklog(REPO / path)
     return {(r["step"], r["impl"], r["type"], r["M"]): r["etops"] for r in rows if r.get("result") != "FAIL"}
 
 
+def turn_share(path, pair, problem, build="new"):
+    """A build's median share of cuBLAS in a compare_gpu.py CSV, for a pair and problem."""
+    return turns(path, shares=True)[(pair, problem if "x" in str(problem) else f"{problem}x{problem}x{problem}")][build]
+
+
 @lru_cache(maxsize=None)
-def turns(path):
+def turns(path, shares=False):
     """{(pair, "MxNxK"): the new build's median share of cuBLAS over the base build's} of a
-    compare_gpu.py CSV: per process, the kernel's speed over cuBLAS's; the medians' ratio."""
+    compare_gpu.py CSV: per process, the kernel's speed over cuBLAS's; the medians' ratio (with
+    shares, each build's median share instead, as {"base": ..., "new": ...})."""
     import csv
     import statistics
     with open(REPO / path, encoding="utf-8") as f:
@@ -289,8 +302,21 @@ def turns(path):
             kernel = [r for r in picked if r["impl"] not in ("cublas",)]
             cublas = [r for r in picked if r["impl"] == "cublas"]
             return statistics.median(float(k["etops"]) / float(c["etops"]) for k, c in zip(kernel, cublas))
-        found[key] = share("new") / share("base")
+        found[key] = {b: share(b) for b in ("base", "new")} if shares else share("new") / share("base")
     return found
+
+
+def own_gains(path, pairs, problems, impl="wgmma"):
+    """The new build's own speed over the base build's, less 1 (the median of each build's
+    runs; not shares of cuBLAS: for runs whose options change cuBLAS's work too), of a
+    compare_gpu.py CSV, for each pair and cube size given."""
+    import csv
+    import statistics
+    with open(REPO / path, encoding="utf-8") as f:
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    median = lambda build, p, n: statistics.median(float(r["etops"]) for r in rows if r["impl"] == impl
+                                                   and r["type"] == p and r["M"] == str(n) and r["compared"] == build)
+    return [median("new", p, n) / median("base", p, n) - 1 for p in pairs for n in problems]
 
 
 def gains(path, pairs, problems):
@@ -341,9 +367,12 @@ def printed(path, heading, column):
 def namespace():
     """The names an expression may use: the sources, the formats, and short names of the
     pairs, layouts (B plain 0, B transposed 1) and kernels."""
-    names = {f.__name__: f for f in (s3, pct, pcts, span, more, at_least, d0, d1, d2, S, L, sizes, shares, vs_cutlass,
+    names = {f.__name__: f for f in (s3, pct, pcts, span, more, at_least, sp1, d0, d1, d2, S, L, sizes, shares, vs_cutlass,
                                      H9, H9_cell, worst_cells, cublas_spread, W1, W2, HW, gains, csv_runs,
-                                     settings_speed, printed, A, CAP, T192, W1x)}
+                                     settings_speed, printed, A, CAP, T192, W1x, turn_share, own_gains)}
+    names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
+                 TURNS=post_tables.HOPPER_TURNS.format, LAST_WAVE=post_tables.LAST_WAVE,
+                 FIRST_RULE=post_tables.FIRST_RULE)
     names.update(SIXTEEN=("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT"), H9_TURNS=post_tables.H9_TURNS,
                  E4M3=("E4M3_IN_F32_OUT", "E4M3_IN_BF16_OUT", "E4M3_IN_F16_OUT"))
     names.update(PEERS=post_tables.PEERS, PEERS_INT8=post_tables.PEERS_INT8)

@@ -354,7 +354,6 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     cublas = [H[("h-persistent", "cublas", t, 8192)] for t in SIXTEEN]
     shown = worklog.shown
     ratio = lambda a, b, g=h: [shown(x) / shown(y) for x, y in zip(g[a], g[b] if isinstance(b, str) else b)]
-    assert "*Measured: 519, 575, 527: 1.3 to 1.4 times the tiled kernel, 55–61 % of `wgmma` alone, 70–74 % of cuBLAS.*" in text
     assert [round(x) for x in h["h-one-role"]] == [519, 575, 527]
     tiled = [step("spread", t) for t in SIXTEEN]   # the tiled kernel as it was then: step 12
     assert [round(x) for x in tiled] == [394, 407, 396] and "kernel's 394, 407 and 396 eTOPS" in text
@@ -364,20 +363,14 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     # a step of 128 x 256 x 64 at the ceiling's speed per multiprocessor and clock
     clocks = 2 * 128 * 256 * 64 / (min(h["h-math"]) * 1e12 / 132 / 1.98e9)
     assert 1150 <= clocks <= 1250 and "take about 1,200 clocks" in text
-    assert "*Measured: 398, 402, 382, 23–30 % slower.*" in text
     assert pct_range([1 - x for x in ratio("h-roles", "h-one-role")]) == "23–30"
     assert [round(x) for x in h["h-roles"]] == [398, 402, 382]
-    assert "order of the blocks and gains 54–67 %" in text
     assert pct_range([x - 1 for x in ratio("h-grouped", "h-roles")]) == "54–67"
     ms = [2 * 8192 ** 3 / x / 1e9 for x in h["h-roles"]]
-    assert "about 0.65 ms at the memory's 3.35 TB/s, of this step's 2.7 to 2.9 ms" in text
     assert (round(min(ms), 1), round(max(ms), 1)) == (2.7, 2.9)
     ms3 = [2 * 8192 ** 3 / x / 1e9 for x in h["h-grouped"]]
-    assert round(min(ms3), 1) == 1.6 and round(max(ms3), 1) == 1.8 and "of step 3's 1.6 to 1.8 ms" in text
-    assert "*Measured: 611, 671, 610: 81–87 % of cuBLAS.*" in text
     assert [round(x) for x in h["h-grouped"]] == [611, 671, 610]
     assert pct_range(ratio("h-grouped", cublas)) == "81–87"
-    assert "*Measured: 703, 719, 734, +15 %, +7 %, +20 %, 93–97 % of cuBLAS;" in text
     assert [round(x) for x in h["h-batched"]] == [703, 719, 734]
     assert [round(100 * (x - 1)) for x in ratio("h-batched", "h-grouped")] == [15, 7, 20]
     assert pct_range(ratio("h-batched", cublas)) == "93–97"
@@ -394,17 +387,13 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     times = {w: waves[w] * w / float(widths[str(w)]) for w in blocks}
     assert (f"{waves[192]} × 192 / {widths['192']} = {times[192]:.0f} column-times against "
             f"{waves[256]} × 256 = {times[256]:.0f}: {times[256] / times[192]:.2f} times as fast") in text
-    assert "*Measured: 702, 720, 735 at $8192^3$; at $3000^3$ f16→f32 went from 441 to 514, 1.17 times" in text
     assert [round(x) for x in h["h-widths"]] == [702, 720, 735]
     assert (round(h3["h-batched"][0]), round(h3["h-widths"][0])) == (441, 514)
     assert [round(x, 2) for x in ratio("h-widths", "h-batched", h3)] == [1.17, 1.16, 1.15]
-    assert "(1.15 and 1.16 for the other pairs)" in text
     # Step 6: persistent blocks, in the table and taking turns with step 5 (compare_gpu.py).
-    assert "−1.1 to +0.3 % at $8192^3$, within their noise, and +2 % at $3000^3$" in text
     assert pct_range([x - 1 for x in ratio("h-persistent", "h-widths")], 1) == "−1.1–0.3"
     assert round(100 * (shown(h3["h-persistent"][0]) / shown(h3["h-widths"][0]) - 1)) == 2
     gains = compare_gains(REPO / HOPPER_COMPARE)
-    assert "+0.7 to +3.7 % at $8192^3$ and +2.7 to +4.6 % at $3000^3$" in text
     assert pct_range(gains["8192"], 1) == "0.7–3.7" and pct_range(gains["3000"], 1) == "2.7–4.6"
     # The parts, from the parts table's run, whose kernel is the last step, H9.
     _, prows = worklog.read_worklog(REPO / HOPPER_PARTS)
@@ -420,19 +409,14 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     assert all(r["result"] == "PASS" for r in trows if r["kind"] == "hopper")
     T = {(r["step"], r["impl"], r["type"], int(r["M"])): r["etops"] for r in trows}
     g = {key: [T[(key, "wgmma", t, 8192)] for t in SIXTEEN] for key in keys + ("h-tma-store",)}
-    assert "in that day's worklog run (`…-hopper-worklog-2.csv`) +1.3, +5.4 and +0.7 %" in text
     assert [round(100 * (x - 1), 1) for x in ratio("h-tma-store", "h-persistent", g)] == [1.3, 5.4, 0.7]
-    assert "(895 eTOPS, against 704 with the old stores)" in text
     assert round(g["h-copies"][1]) == 895 and round(h["h-copies"][1]) == 704
     assert h["h-copies"][1] < h["h-persistent"][1] and "no faster than the whole kernel" in text
     turns = {name: compare_gains(REPO / f"results/h100-2026-11-25-compare-{name}.csv")
              for name in ("tma-store", "c-ahead")}
     f32 = [0, 2]
-    assert "+1.6 to +2.0 % for the pairs with `float` results at $4096^3$ and $3000^3$, +7 and +10 % for f16→f16" in text
     assert pct_range([turns["tma-store"][n][i] for n in ("4096", "3000") for i in f32], 1) == "1.6–2.0"
     assert [round(100 * turns["tma-store"][n][1]) for n in ("4096", "3000")] == [7, 10]
-    assert "and −2.7 to +4.7 % at $8192^3$" in text and pct_range(turns["tma-store"]["8192"], 1) == "−2.7–4.7"
-    assert "(−0.2 to +0.8 % at $4096^3$ and $3000^3$" in text
     assert pct_range(turns["c-ahead"]["4096"] + turns["c-ahead"]["3000"], 1) == "−0.2–0.8"
     # With H7, beta 0 against beta 3, the kernel's own speed (not its share of cuBLAS).
     rows = list(csv.DictReader(line for line in (REPO / "results/h100-2026-11-25-compare-beta-zero-h7.csv")
@@ -459,7 +443,6 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     cells9 = ratio("h-c-pipeline", "h-last-wave", at[8192]) + [
         ratio("h-c-pipeline", "h-last-wave", at[n])[0] for n in (3000, 1024)]
     assert pct_range([x - 1 for x in cells9], 1) == "−0.3–2.3"
-    assert "In the table's single run, a cell apiece, H9 stands −0.3 to +2.3 % from H8." in text
     assert "H3 grouped the blocks;" in text
     # C asked of L2 early, with H7 (compare_gpu.py --new-change): no gain.
     for name, said in (("spread", "−2.8–3.5"), ("prefetch", "−5.6–3.0")):
@@ -784,7 +767,6 @@ def test_step_h8_in_appendix_f_is_its_measurements():
     text = " ".join(PROSE.split())
     first = compare_shares(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-variant.csv")
     lost = [1 - v[2] for (t, size), v in first.items() if size in ("512x512x512", "1024x1024x1024", "3000x3000x3000")]
-    assert pct_range(lost) == "3–33" and "That rule lost 3 to 33 % at $512^3$, $1024^3$ and $3000^3$" in text
     assert all(round(v[2]) == 3 for (t, size), v in first.items() if size == "256x256x8192")
     runs = list(csv.DictReader((REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-variant-runs.csv")
                                .open(encoding="utf-8")))
@@ -800,14 +782,10 @@ def test_step_h8_in_appendix_f_is_its_measurements():
     assert f"come to about {cost} k-tiles of the widest tile (`HOPPER_SPLIT_COST`)" in text
     h8 = compare_shares(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-h8.csv")
     small = [v[2] - 1 for (t, size), v in h8.items() if size in ("512x512x512", "768x768x768", "1024x1024x1024")]
-    assert pct_range(small) == "9–26" and "+9 to +26 % at $512^3$, $768^3$ and $1024^3$" in text
     assert {f"{v[2]:.1f}" for (t, size), v in h8.items() if size == "256x256x8192"} == {"3.0"}
-    assert "3.0 times at $256 \\times 256 \\times 8192$" in text
     layer = [v[2] - 1 for (t, size), v in h8.items() if size == "4096x11008x4096"]
-    assert pct_range(layer) == "0–1" and "+0 to +1 % at $4096 \\times 11008 \\times 4096$" in text
     at1024 = {t: v[1] for (t, size), v in h8.items() if size == "1024x1024x1024"}
     assert pct_range([at1024[F16], at1024[BF16]]) == "80–81" and round(100 * at1024[F16F16]) == 111
-    assert "at $1024^3$, the pairs with `float` results reach 80–81 % of cuBLAS, f16→f16 111 %" in text
     at3000 = [1 - v[2] for (t, size), v in first.items() if size == "3000x3000x3000"]
     assert pct_range(at3000) == "3–6" and "24 tiles in 5 slices ran 3 to 6 % slower than 192 columns unsplit" in text
     # the split last wave the check verified in full, for each pair
@@ -874,8 +852,6 @@ def test_step_h9_is_its_measurement():
     assert span("8192x8192x8192") == (-0.5, 4.2)
     others = [g for size, gs in gain.items() if size != "2048x2048x2048" for g in gs]
     assert round(max(others)) == 4
-    assert ("+6.4 to +8.0 % at $2048^3$, +1.3 to +2.3 % at $3000^3$, +0.8 to +1.2 % at $4096^3$, +1.0 to +1.4 % "
-            "at $4096 \\times 11008 \\times 4096$, and −0.5 to +4.2 % at $8192^3$") in text
     assert ("+0.8 to +8.0 % at $2048^3$, $3000^3$, $4096^3$ and $4096 \\times 11008 \\times 4096$, −0.5 to +4.2 % "
             "at $8192^3$") in text
     low = min(g for size, gs in gain.items() if size != "8192x8192x8192" for g in gs)
