@@ -25,6 +25,10 @@ The tables, each between its markers in the post:
   the program chooses, K split as it chooses and unsplit, beside cuBLAS
   (results/README.md says how it was made).
 
+The prose's measured numbers, each between <!--n EXPRESSION--> and <!--/n-->,
+are filled by scripts/prose.py from the same files (--into fills them too;
+--check names a stale one; --numbers lists them).
+
 Without --into the tables are printed. The worklog's tables (steps, ceiling,
 parts) are made by scripts/worklog.py table. Standard library only.
 """
@@ -212,14 +216,23 @@ def tables():
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--into", help="replace the tables between their markers in this file")
+    parser.add_argument("--into", help="replace the tables between their markers in this file, and fill "
+                                       "its prose's numbers")
+    parser.add_argument("--check", help="exit 1, naming them, if any of this file's prose numbers is stale")
+    parser.add_argument("--numbers", action="store_true", help="list the prose's numbers and their expressions")
     args = parser.parse_args(argv)
+    import prose   # (which reads this module's names of the sessions)
+    if args.check or args.numbers:
+        return prose.main(["--check", args.check] if args.check else [])
     try:
         made = tables()
     except (OSError, ValueError, KeyError) as error:
         print(f"post_tables.py: error: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
         return 1
-    return worklog.fill_markers("post_tables.py", made, args.into)
+    status = worklog.fill_markers("post_tables.py", made, args.into)
+    if status or not args.into:
+        return status
+    return prose.main(["--into", args.into])
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""The measured numbers in the post's prose, each one filled from results/ by this tool.
+"""The measured numbers in the post's prose, each one filled from results/ (a library of
+post_tables.py, which runs it):
 
-    python3 scripts/prose.py [--into gemm.md]     fill every marked number (without --into:
-                                                  print each marker's expression and value)
-    python3 scripts/prose.py --check gemm.md      exit 1, naming them, if any value is stale
+    python3 scripts/post_tables.py --into gemm.md     fill every marked number, and the tables
+    python3 scripts/post_tables.py --check gemm.md    exit 1, naming them, if any value is stale
+    python3 scripts/post_tables.py --numbers          each marker's value and expression
 
 In gemm.md a measured number stands between two HTML comments, which the rendered page does
 not show:
@@ -410,7 +411,7 @@ def main(argv=None):
         document = path.read_text(encoding="utf-8")
         found = markers(document)
     except (OSError, ValueError) as error:
-        print(f"prose.py: error: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
+        print(f"post_tables.py: error: {getattr(error, 'strerror', None) or error}", file=sys.stderr)
         return 1
     if args.check:
         stale = [(e, w, c, document.count("\n", 0, at) + 1) for e, w, c, at in found if w != c]
@@ -419,12 +420,8 @@ def main(argv=None):
         return 1 if stale else 0
     if args.into:
         path.write_text(fill(document), encoding="utf-8")
-        print(f"prose.py: {len(found)} numbers filled in {path}")
+        print(f"post_tables.py: {len(found)} numbers of the prose filled in {path}")
         return 0
     for expression, _, value, _ in found:
         print(f"{value:>10}  {expression}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,5 @@
-"""The measured numbers of the post's prose are generated (scripts/prose.py): each stands
+"""The measured numbers of the post's prose are generated (scripts/prose.py, which
+scripts/post_tables.py runs): each stands
 between markers that name the expression it comes from, and every value is fresh."""
 
 import importlib.util
@@ -51,10 +52,10 @@ def test_a_stale_number_is_named(tmp_path):
     copy = tmp_path / "post.md"
     copy.write_text(POST.replace(f"<!--n {expression}-->{value}<!--/n-->",
                                  f"<!--n {expression}-->{wrong}<!--/n-->", 1), encoding="utf-8")
-    check = subprocess.run([sys.executable, "scripts/prose.py", "--check", str(copy)], cwd=REPO,
+    check = subprocess.run([sys.executable, "scripts/post_tables.py", "--check", str(copy)], cwd=REPO,
                            capture_output=True, text=True)
     assert check.returncode == 1 and f"says {wrong}, results/ give {value}" in check.stderr
-    fill = subprocess.run([sys.executable, "scripts/prose.py", "--into", str(copy)], cwd=REPO,
+    fill = subprocess.run([sys.executable, "scripts/post_tables.py", "--into", str(copy)], cwd=REPO,
                           capture_output=True, text=True)
     assert fill.returncode == 0 and copy.read_text(encoding="utf-8") == POST
 

@@ -520,7 +520,7 @@ GPU_COMMANDS = [
     (["bash", "scripts/profile_gpu.sh"], 1, "profile_gpu: no GPU"),
 ]
 # Sourced or imported by the others, never run.
-LIBRARIES = {"gemmlib.py", "peerlib.py", "gpu_header.sh"}
+LIBRARIES = {"gemmlib.py", "peerlib.py", "gpu_header.sh", "prose.py"}
 
 
 @pytest.mark.parametrize("command, status, words", GPU_COMMANDS)
