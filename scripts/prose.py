@@ -328,6 +328,26 @@ def gains(path, pairs, problems):
     return [found[k] - 1 for k in keys if k in found]
 
 
+def long_k(pairs=None):
+    """The long-K table's split runs (post_tables.long_k_runs) as shares of cuBLAS, one per pair
+    and problem it shows."""
+    runs = post_tables.long_k_runs()
+    return [split / cublas for (p, size), (_, _, split, _, cublas) in sorted(runs.items())
+            if size in post_tables.LONG_K_SIZES and p in (pairs or post_tables.LONG_K_PAIRS)]
+
+
+def R(path, size, impl, tile=None, pair=None):
+    """The speed of the one run of a CSV of results/ (with a header) at size^3 of impl, and of a
+    tile and a pair where given, as its table would show it."""
+    _, rows = sweep.read_csv(REPO / path)
+    found = [r["etops"] for r in rows if r["M"] == r["N"] == r["K"] == size and r["impl"] == impl
+             and (tile is None or r["tile"] == tile) and (pair is None or r["type"] == pair)
+             and r.get("result") != "FAIL"]
+    if len(found) != 1:
+        raise KeyError(f"{len(found)} runs of {impl} {tile or ''} at {size}^3 in {path}")
+    return worklog.shown(found[0])
+
+
 def csv_runs(path, impl, tile):
     """The speeds, in the file's order, of a kernel with a tile in a file of ./gemm --csv lines
     without a header (the columns of ./gemm --describe), the runs that passed."""
@@ -370,7 +390,7 @@ def namespace():
     pairs, layouts (B plain 0, B transposed 1) and kernels."""
     names = {f.__name__: f for f in (s3, pct, pcts, span, more, at_least, sp1, d0, d1, d2, S, L, sizes, shares, vs_cutlass,
                                      H9, H9_cell, worst_cells, cublas_spread, W1, W2, HW, gains, csv_runs,
-                                     settings_speed, printed, A, CAP, T192, W1x, turn_share, own_gains)}
+                                     settings_speed, printed, A, CAP, T192, W1x, turn_share, own_gains, long_k, R)}
     names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  TURNS=post_tables.HOPPER_TURNS.format, LAST_WAVE=post_tables.LAST_WAVE,
                  FIRST_RULE=post_tables.FIRST_RULE)

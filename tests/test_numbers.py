@@ -198,9 +198,6 @@ def test_the_claims_about_split_k_are_its_measurements():
     assert (tile, slices) == ("128x256x64", 16)
     assert "picks the worklog's tile again, in 16 slices of 1024; for int8, `64x128x128` in 8" in " ".join(PROSE.split())
     assert runs[("I8_IN_I32_OUT", long_sizes[0])][:2] == ("64x128x128", 8)
-    table = [shares[(p, s)] for p in numbers.LONG_K_PAIRS for s in long_sizes]
-    assert (round(100 * min(table)), round(100 * max(table))) == (48, 59)
-    assert "Split, the kernel reaches 48–59 % of cuBLAS here" in " ".join(PROSE.split())
     # At 512^3 nothing is split, split or not.
     assert all(runs[(p, (512, 512, 512))][1] == 1 for p in numbers.LONG_K_PAIRS)
 
@@ -1026,8 +1023,10 @@ def test_the_tile_left_out_of_doubles_list_is_its_measurement():
                                if not line.startswith("#")))
     at = {r["tile"]: float(r["etops"]) for r in rows if r["impl"] == "dmma" and r["M"] == "1024"}
     assert all(r["result"] == "PASS" for r in rows)
-    assert "where the 128 × 64 tile, one to a multiprocessor, runs 1.45 times as fast." in " ".join(POST.split())
-    assert close("1.45", at["128x64x16"] / at["64x64x16"])
+    # the tile left out runs slower at 1024^3 than the 128 x 64 tile that is kept (by the
+    # factor the prose generates from this file)
+    f64 = next(p for p in numbers.gemmlib.registry()["pairs"] if p["name"] == "F64_IN_OUT")
+    assert at["128x64x16"] > at["64x64x16"] and "64x64x16" not in f64["tiles"]
 
 
 def test_the_mma_sync_kernels_counts_are_its_results():
