@@ -151,7 +151,13 @@ def T192(pair, tile):
     return tile_rows(post_tables.TILE192, 3000)[(pair, tile)]
 
 
+def HS(pair, layout, impl, size=8192):
+    """The sweep of the 16-bit pairs with the Hopper kernel (2026-11-23, Appendix G)."""
+    return cells(post_tables.HOPPER_SWEEP, size)[(pair, layout, impl)]
+
+
 S.path, L.path, A.path, CAP.path = post_tables.SESSION, post_tables.LATER, post_tables.SWEEP, post_tables.SMEM99
+HS.path = post_tables.HOPPER_SWEEP
 
 
 @lru_cache(maxsize=None)
@@ -390,7 +396,7 @@ def namespace():
     pairs, layouts (B plain 0, B transposed 1) and kernels."""
     names = {f.__name__: f for f in (s3, pct, pcts, span, more, at_least, sp1, d0, d1, d2, S, L, sizes, shares, vs_cutlass,
                                      H9, H9_cell, worst_cells, cublas_spread, W1, W2, HW, gains, csv_runs,
-                                     settings_speed, printed, A, CAP, T192, W1x, turn_share, own_gains, long_k, R)}
+                                     settings_speed, printed, A, CAP, T192, W1x, turn_share, own_gains, long_k, R, HS)}
     names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  TURNS=post_tables.HOPPER_TURNS.format, LAST_WAVE=post_tables.LAST_WAVE,
                  FIRST_RULE=post_tables.FIRST_RULE)
