@@ -425,7 +425,6 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
         return [median("new", t) / median("base", t) - 1 for t in SIXTEEN]
     assert pct_range(beta_gain("8192"), 1) == "3.4–4.8" and pct_range(beta_gain("4096"), 1) == "6.5–9.5"
     assert pct_range(beta_gain("3000")) == "12–18"
-    assert "kernel gains 3.4 to 4.8 % at $8192^3$, 6.5 to 9.5 % at $4096^3$ and 12 to 18 % at $3000^3$" in text
     # two fifths to two thirds of what the epilogue costs at 8192^3 is reading C
     halves = [b / (e - 1) for b, e in zip(beta_gain("8192"), ratio("h-no-epilogue", "h-tma-store", g))]
     assert all(0.38 <= x <= 0.67 for x in halves), halves
@@ -441,12 +440,6 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
         ratio("h-c-pipeline", "h-last-wave", at[n])[0] for n in (3000, 1024)]
     assert pct_range([x - 1 for x in cells9], 1) == "−0.3–2.3"
     assert "H3 grouped the blocks;" in text
-    # C asked of L2 early, with H7 (compare_gpu.py --new-change): no gain.
-    for name, said in (("spread", "−2.8–3.5"), ("prefetch", "−5.6–3.0")):
-        found = compare_gains(REPO / f"results/h100-2026-11-25-compare-h7-{name}-c.csv")
-        assert pct_range([x for v in found.values() for x in v], 1) == said
-    assert "over the last 32 steps ran at −2.8 to +3.5 % of the kernel" in text
-    assert "8 steps before the end at −5.6 to +3.0 %" in text
     # The second run's steps 1 to 6 beside the first's, which Appendix F quotes.
     shown_cells = [(k, t, n) for k in keys[:6] for t in SIXTEEN for n in (8192, 3000)
                    if n == 8192 or t == SIXTEEN[0]]
@@ -758,7 +751,6 @@ def test_step_h8_in_appendix_f_is_its_measurements():
     at1024 = {t: v[1] for (t, size), v in h8.items() if size == "1024x1024x1024"}
     assert pct_range([at1024[F16], at1024[BF16]]) == "80–81" and round(100 * at1024[F16F16]) == 111
     at3000 = [1 - v[2] for (t, size), v in first.items() if size == "3000x3000x3000"]
-    assert pct_range(at3000) == "3–6" and "24 tiles in 5 slices ran 3 to 6 % slower than 192 columns unsplit" in text
     # the split last wave the check verified in full, for each pair
     verified = [r for r in csv.DictReader((REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-h8-runs.csv")
                                           .open(encoding="utf-8")) if "--verify=full" in r["options"]]
@@ -773,21 +765,13 @@ def test_the_variants_that_did_not_pay_are_their_measurements():
     pp = compare_shares(R / "nvidia-h100-80gb-hbm3-2026-11-25-ping-pong.csv")
     loss = lambda shares, size: [1 - shares[(t, size)][2] for t in SIXTEEN]
     at8192, small = loss(pp, "8192x8192x8192"), loss(pp, "4096x4096x4096") + loss(pp, "3000x3000x3000")
-    assert (round(100 * min(at8192)), round(100 * max(at8192))) == (12, 16)
-    assert (round(100 * min(small)), round(100 * max(small))) == (5, 16)
-    assert "ran 12 to 16 % slower than step H8 at $8192^3$ and 5 to 16 % slower at $4096^3$ and $3000^3$" in text
     note = " ".join((REPO / "worklog" / "hopper-ping-pong.md").read_text(encoding="utf-8").split())
     assert "ran 12 to 16 % slower than the shipped kernel (then step H8) at $8192^3$, and 5 to 16 % slower" in note
     # the 128-wide tile's speed, as the waves' choice has it
     assert "{128, 0.86}" in POST and "a 128-wide tile runs at 0.86 of the 256-wide one" in text
     si = compare_shares(R / "nvidia-h100-80gb-hbm3-2026-11-25-sum-inside.csv")
     gain = lambda size: sorted(round(100 * (si[(t, size)][2] - 1), 1) for t in SIXTEEN)
-    assert gain("256x256x8192")[::2] == [1.7, 3.2] and gain("3000x3000x3000")[::2] == [-5.9, -2.8]
     assert gain("4096x11008x4096")[::2] == [-0.7, 0.8]
-    assert [round(-x) for x in gain("2047x2049x1023")[::2]] == [15, 12]
-    assert ("it gained 1.7 to 3.2 % at $256 \\times 256 \\times 8192$ (the same 16 slices), but with its "
-            "cost guessed at 6 steps it split $3000^3$ and lost 2.8 to 5.9 % there, and 12 to 15 % at "
-            "$2047 \\times 2049 \\times 1023$") in text
     note = " ".join((REPO / "worklog" / "hopper-sum-inside.md").read_text(encoding="utf-8").split())
     assert ("1.7 to 3.2 % faster, at 4096 × 11008 × 4096 (the same split) −0.7 to +0.8 %, but at 3000³ "
             "2.8 to 5.9 % and at 2047 × 2049 × 1023 12 to 15 % slower") in note
@@ -815,18 +799,11 @@ def test_step_h9_is_its_measurement():
     sentence, Appendix F's step 9 and Appendix G's bullet, each number from the CSV."""
     text = " ".join(PROSE.split())
     shares = compare_shares(REPO / "results" / "nvidia-h100-80gb-hbm3-2026-11-25-c-pipeline.csv")
-    gain = {size: [round(100 * (shares[(t, size)][2] - 1), 1) for t in SIXTEEN]
-            for size in {size for _, size in shares}}
-    span = lambda size: (min(gain[size]), max(gain[size]))
-    assert span("2048x2048x2048") == (6.4, 8.0) and span("3000x3000x3000") == (1.3, 2.3)
-    assert span("4096x4096x4096") == (0.8, 1.2) and span("4096x11008x4096") == (1.0, 1.4)
-    assert span("8192x8192x8192") == (-0.5, 4.2)
-    others = [g for size, gs in gain.items() if size != "2048x2048x2048" for g in gs]
-    assert round(max(others)) == 4
-    assert ("+0.8 to +8.0 % at $2048^3$, $3000^3$, $4096^3$ and $4096 \\times 11008 \\times 4096$, −0.5 to +4.2 % "
-            "at $8192^3$") in text
-    low = min(g for size, gs in gain.items() if size != "8192x8192x8192" for g in gs)
-    assert low == 0.8
+    # its gains are generated (prose.gains of this file); what the words say of them holds: a gain
+    # at every size but 8192^3, where one noisy cell fell
+    gain = {size: [shares[(t, size)][2] - 1 for t in SIXTEEN] for size in {size for _, size in shares}}
+    assert all(g > 0 for size, gs in gain.items() if size != "8192x8192x8192" for g in gs)
+    assert sum(g < 0 for g in gain["8192x8192x8192"]) == 1
     notes = (REPO / "results" / "nvidia-h100-80gb-hbm3-2026-11-25-c-pipeline.txt").read_text(encoding="utf-8")
     assert "270 passed, 0 failed" in notes   # the quick check before the run; the full one is in the chapter's
     logs = [(REPO / f"results/h100-2026-11-25-check-c-pipeline-{i}.txt").read_text() for i in (1, 2)]
