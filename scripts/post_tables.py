@@ -58,6 +58,7 @@ HOPPER_FIRST = "results/nvidia-h100-80gb-hbm3-2026-11-25-hopper-worklog.csv"   #
 HOPPER_STEP7 = "results/nvidia-h100-80gb-hbm3-2026-11-25-hopper-worklog-2.csv"  # step 7 against step 6
 HOPPER_TURNS = "results/h100-2026-11-25-compare-{}.csv"               # a step against the one before, in turns
 LAST_WAVE = "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-h8.csv"        # H8 against H7, in turns
+HOPPER_EPILOGUE = "results/nvidia-h100-80gb-hbm3-2026-11-25-hopper-epilogue-{}.csv"   # at 8192, 4096, 3000
 FIRST_RULE = "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-variant.csv"  # H8's first rule, in turns
 TILE192 = "results/nvidia-h100-80gb-hbm3-2026-11-23-tile192.csv"        # 3000^3 with a 128 x 192 tile
 SMEM99 = "results/nvidia-h100-80gb-hbm3-2026-11-23-smem99.csv"          # the 16-bit pairs in 99 KiB

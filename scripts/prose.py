@@ -399,6 +399,7 @@ def namespace():
                                      settings_speed, printed, A, CAP, T192, W1x, turn_share, own_gains, long_k, R, HS)}
     names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
+                 EPILOGUE=post_tables.HOPPER_EPILOGUE.format,
                  TURNS=post_tables.HOPPER_TURNS.format, LAST_WAVE=post_tables.LAST_WAVE,
                  FIRST_RULE=post_tables.FIRST_RULE)
     names.update(SIXTEEN=("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT"), H9_TURNS=post_tables.H9_TURNS,

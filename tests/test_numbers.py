@@ -453,10 +453,7 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
         e = {(r["step"], r["type"]): r["etops"] for r in erows if r["impl"] == "wgmma"}
         epilogue[size] = {k: [e[(k, t)] / e[("h-batched", t)] - 1 for t in SIXTEEN]
                           for k in ("h-spread", "h-spread-all", "h-no-epilogue")}
-    spread = [x for size in epilogue for k in ("h-spread", "h-spread-all") for x in epilogue[size][k]]
-    assert pct_range(spread, 1) == "−4.4–2.5" and "at −4.4 to +2.5 %" in text
-    assert "kernel was 10 to 13 % faster at $8192^3$, 18 to 20 % at $4096^3$ and a third at $3000^3$" in text
-    assert pct_range(epilogue[4096]["h-no-epilogue"]) == "18–20"
+    # (their per cents generated); "a third at 3000^3" is said in words:
     assert all(0.32 <= x <= 0.35 for x in epilogue[3000]["h-no-epilogue"])
     # Reading C, --beta 3 against --beta 0 in turns: its gains are generated (prose.own_gains)
     # The sweep with the Hopper kernel.
