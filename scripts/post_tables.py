@@ -52,6 +52,7 @@ H9_FLOORS = [f"results/nvidia-h100-80gb-hbm3-2026-11-25-h9-floors-{i}.csv" for i
 WORST_CELLS = "results/nvidia-h100-80gb-hbm3-2026-11-25-worst-cells.txt"   # three of them, run again
 WORKLOG = "results/nvidia-h100-80gb-hbm3-2026-11-22-worklog.csv"         # the tiled kernel's steps as measured
 WORKLOG_2 = "results/nvidia-h100-80gb-hbm3-2026-11-27-worklog.csv"       # all of them again, step 13 too
+WORKLOG_AGAIN = "results/nvidia-h100-80gb-hbm3-2026-11-23-worklog.csv"   # every row rebuilt the next day
 HOPPER_TABLE = "results/nvidia-h100-80gb-hbm3-2026-11-25-hopper-worklog-4.csv"   # the Hopper kernel's nine steps
 H9_TURNS = "results/nvidia-h100-80gb-hbm3-2026-11-25-c-pipeline.csv"     # H9 against H8, taking turns
 HOPPER_FIRST = "results/nvidia-h100-80gb-hbm3-2026-11-25-hopper-worklog.csv"   # steps 1-6 as measured

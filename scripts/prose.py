@@ -270,6 +270,14 @@ def W1x(step, pair, impl="tiled", kind="step"):
     return worklog_rows(post_tables.WORKLOG)[(step, kind, impl, pair)]
 
 
+def reruns(step=None):
+    """Each step of the tiled kernel's worklog rebuilt and measured the next day, against its
+    first measurement (unrounded), less 1: one step's pairs, or every step's."""
+    first, again = worklog_rows(post_tables.WORKLOG), worklog_rows(post_tables.WORKLOG_AGAIN)
+    return [again[k] / first[k] - 1 for k in sorted(again) if k in first and k[1:3] == ("step", "tiled")
+            and (step is None or k[0] == step)]
+
+
 def W2(step, pair, impl="tiled", kind="step"):
     """The same, from the later session of every step (step 13 too)."""
     return worklog.shown(worklog_rows(post_tables.WORKLOG_2)[(step, kind, impl, pair)])
@@ -396,7 +404,7 @@ def namespace():
     pairs, layouts (B plain 0, B transposed 1) and kernels."""
     names = {f.__name__: f for f in (s3, pct, pcts, span, more, at_least, sp1, d0, d1, d2, S, L, sizes, shares, vs_cutlass,
                                      H9, H9_cell, worst_cells, cublas_spread, W1, W2, HW, gains, csv_runs,
-                                     settings_speed, printed, A, CAP, T192, W1x, turn_share, own_gains, long_k, R, HS)}
+                                     settings_speed, printed, A, CAP, T192, W1x, turn_share, own_gains, long_k, R, HS, reruns)}
     names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  EPILOGUE=post_tables.HOPPER_EPILOGUE.format,

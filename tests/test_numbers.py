@@ -107,11 +107,9 @@ def test_the_rerun_of_the_worklog_is_described_by_its_numbers():
     devs = {k: 100 * (again[k] / W[k] - 1) for k in again if k in W and k[1:3] == ("step", "tiled")}
     shipped = [d for k, d in devs.items() if k[0] == "spread"]   # step 12, then the kernel as shipped
     assert len(shipped) == 7 and len(devs) == 7 * 13
-    phrase = ("the shipped kernel came within −0.6 to +3.6 % of its row for every pair, and the earlier "
-              "steps within −6.1 to +6.3 %")
-    assert phrase in PROSE
-    assert close("0.6", -min(shipped)) and close("3.6", max(shipped))
-    assert close("6.1", -min(devs.values())) and close("6.3", max(devs.values()))
+    # the spans are generated (prose.reruns); the words: step 12 closer than the earlier steps
+    assert "the kernel then shipped, step 12, came within" in PROSE
+    assert max(map(abs, shipped)) < max(map(abs, devs.values()))
 
 
 def test_the_counts_of_runs_and_checks_are_the_files():
