@@ -362,6 +362,27 @@ def R(path, size, impl, tile=None, pair=None):
     return worklog.shown(found[0])
 
 
+@lru_cache(maxsize=None)
+def explore_rows(name):
+    rows = sweep.read_csv(REPO / f"results/nvidia-h100-80gb-hbm3-2026-11-22-{name}.csv")[1]
+    return {(r["step"], r["type"]): r["etops"] for r in rows if r["impl"] == "tiled"}
+
+
+def X(name, step, pair):
+    """A variant of the tiled kernel in one of the worklog's rounds of exploration
+    (results/...-2026-11-22-explore-N.csv), as its table would show it."""
+    return worklog.shown(explore_rows(name)[(step, pair)])
+
+
+def counter(profile, metric):
+    """A counter of an Nsight Compute profile in results/profiles/, as a number."""
+    text = (REPO / "results" / "profiles" / profile).read_text(encoding="utf-8")
+    match = re.search(rf"{re.escape(metric)}\s+\S+\s+([\d,.]+)", text)
+    if not match:
+        raise KeyError(f"{metric} in results/profiles/{profile}")
+    return float(match[1].replace(",", ""))
+
+
 def csv_runs(path, impl, tile):
     """The speeds, in the file's order, of a kernel with a tile in a file of ./gemm --csv lines
     without a header (the columns of ./gemm --describe), the runs that passed."""
@@ -404,7 +425,7 @@ def namespace():
     pairs, layouts (B plain 0, B transposed 1) and kernels."""
     names = {f.__name__: f for f in (s3, pct, pcts, span, more, at_least, sp1, d0, d1, d2, S, L, sizes, shares, vs_cutlass,
                                      H9, H9_cell, worst_cells, cublas_spread, W1, W2, HW, gains, csv_runs,
-                                     settings_speed, printed, A, CAP, T192, W1x, turn_share, own_gains, long_k, R, HS, reruns)}
+                                     settings_speed, printed, A, CAP, T192, W1x, turn_share, own_gains, long_k, R, HS, reruns, X, counter)}
     names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  EPILOGUE=post_tables.HOPPER_EPILOGUE.format,

@@ -69,17 +69,6 @@ def test_each_expectation_in_the_table_is_reasoned_in_appendix_f():
             assert figure in item, f"H{n}: {worklog.HOPPER_EXPECTED[key]!r} is not reasoned in Appendix F"
 
 
-def close(written, value):
-    """`written` is `value` rounded to the digits written (e.g. '29.5' for 29.4662); a whole
-    number of four or more digits ending in 0 may be three significant figures, as the tables
-    write them (1090 for 1088)."""
-    decimals = len(written.split(".")[1]) if "." in written else 0
-    if abs(float(written) - value) <= 0.5 * 10 ** -decimals + 1e-9:
-        return True
-    return "." not in written and len(written) >= 4 and written.endswith("0") and \
-        written == sweep.fmt3(value)
-
-
 def test_the_sweep_tables_in_gemm_md_are_generated():
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "post.md"
@@ -129,51 +118,6 @@ def test_the_counts_of_runs_and_checks_are_the_files():
     assert "704 passed, 0 failed, on 2026-11-23" in PROSE
     assert f"`{numbers.SWEEP[:-4]}.*`" in PROSE
     assert f"{numbers.SWEEP[:-4]}.svg" in POST
-
-
-def explore(name):
-    """{(step, type): etops} of an explore round's CSV (a few rounds name the type column first)."""
-    rows = sweep.read_csv(REPO / f"results/nvidia-h100-80gb-hbm3-2026-11-22-{name}.csv")[1]
-    return {(r["step"], r["type"]): r["etops"] for r in rows if r["impl"] == "tiled"}
-
-
-def counter(profile, metric):
-    """A counter of an Nsight Compute profile in results/profiles/, as a number."""
-    text = (REPO / "results" / "profiles" / profile).read_text()
-    match = re.search(rf"{re.escape(metric)}\s+\S+\s+([\d,.]+)", text)
-    assert match, (profile, metric)
-    return float(match[1].replace(",", ""))
-
-
-def test_numbers_from_the_variants_and_the_profiles():
-    e7, e5 = explore("explore-7"), explore("explore-5")
-    claims = [
-        ("Its copies alone then ran at 634 eTOPS instead of 431, and the whole kernel, with three "
-         "stages, at 441 instead of 413 (+7 %).",
-         [("634", e7[("copies-w64x128-s3", F16F16)]), ("431", W[("copies", "part", "tiled", F16F16)]),
-          ("441", e7[("w64x128-s3", F16F16)]), ("413", e7[("shipped", F16F16)]),
-          ("7", 100 * (e7[("w64x128-s3", F16F16)] / e7[("shipped", F16F16)] - 1))]),
-        ("and with two it ran at 336", [("336", e7[("w64x128-s2", F16F16)])]),
-        ("(595 against 626, with 128 × 128", [("595", e5[("spread", I8)]), ("626", e5[("p1", I8)])]),
-        ("counted 33.6 million generic loads and no `LDSM` in the bfloat16 kernel",
-         [("33.6", counter("ncu-shipped-BF16_IN_F32_OUT.txt", "smsp__inst_executed_op_generic_ld.sum") / 1e6)]),
-        ("issued 8.4 million `LDSM` and no generic loads",
-         [("8.4", counter("ncu-shipped-F16_IN_F32_OUT.txt", "smsp__inst_executed_op_ldsm.sum") / 1e6)]),
-        ("measured the memory (DRAM) 13 % busy and the L2 cache 48 %",
-         [("13", counter("ncu-F16_IN_F32_OUT.txt", "DRAM Throughput")),
-          ("48", counter("ncu-F16_IN_F32_OUT.txt", "L2 Cache Throughput"))]),
-        ("counted the L2 63 % busy in the bfloat16 kernel",
-         [("63", counter("ncu-final-BF16_IN_F32_OUT.txt", "L2 Cache Throughput"))]),
-        ("Nsight Compute counted 67 million of them",
-         [("67", counter("ncu-final-math-TF32_IN_F32_OUT.txt", "smsp__inst_executed_op_shared_ld.sum") / 1e6)]),
-        ("cores were active 61 % of the time",
-         [("61", counter("ncu-final-math-TF32_IN_F32_OUT.txt",
-                         "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active"))]),
-    ]
-    for phrase, values in claims:
-        assert phrase in PROSE, phrase
-        for written, value in values:
-            assert close(written, value), f"{phrase}: {written} is written, the results give {value:.4g}"
 
 
 def test_the_claims_about_split_k_are_its_measurements():
