@@ -19,8 +19,18 @@ computes from the tables: the speeds it starts from are rounded as the tables sh
 Formatting: a number is written with three significant figures (as the tables write it,
 sweep.fmt3), unless the expression says otherwise: pct(r) a ratio as a whole per cent,
 pcts(r1, r2, ...) a range of them ("91–92"), span(values) their least and greatest ("1.06 to
-1.23"), more(r) how many per cent r is above 1 (at_least(r) rounded down), d0(x),
-d1(x), d2(x) a fixed number of decimals. A string is written as it is. Standard library only.
+1.23"), more(r) how many per cent r is above 1 (at_least(r) rounded down), sp1(r) a change
+as a signed per cent with a decimal ("+0.7"), d0(x), d1(x), d2(x) a fixed number of decimals.
+A string is written as it is.
+
+The sources, each reading files that post_tables.py names (one place for each session):
+sweeps S (the results chapter's), L (the pairs after it), A (before the Hopper kernel), HS (the
+16-bit pairs with it), CAP (99 KiB); the tiled kernel's worklog W1 (W1x unrounded), its rerun
+(reruns) and W2 (the later session); the Hopper kernel's worklogs HW; its floors H9, H9_cell and
+worst_cells; compare_gpu.py's runs taking turns (gains, own_gains, turn_share); CUTLASS beside
+the kernels (vs_cutlass); the rounds of exploration X, Nsight Compute's counters (counter), and
+single runs of other files (R, csv_runs, settings_speed, printed, long_k, T192, cublas_spread).
+Standard library only.
 """
 
 import argparse
