@@ -344,6 +344,12 @@ def own_gains(path, pairs, problems, impl="wgmma"):
     return [median("new", p, n) / median("base", p, n) - 1 for p in pairs for n in problems]
 
 
+def gains_by_m(path, sides, keep=True):
+    """The new build's gains of a compare_gpu.py CSV at the problems whose M is one of `sides`
+    (with keep False: at every other problem), for every pair it ran."""
+    return [r - 1 for (p, problem), r in sorted(turns(path).items()) if (int(problem.split("x")[0]) in sides) == keep]
+
+
 def gains(path, pairs, problems):
     """The new build's gain over the base build (a share above 1, less 1) of a compare_gpu.py
     CSV, for each pair and problem given ("2048", or "MxNxK"), where it ran."""
@@ -435,7 +441,7 @@ def namespace():
     pairs, layouts (B plain 0, B transposed 1) and kernels."""
     names = {f.__name__: f for f in (s3, pct, pcts, span, more, at_least, sp1, d0, d1, d2, S, L, sizes, shares, vs_cutlass,
                                      H9, H9_cell, worst_cells, cublas_spread, W1, W2, HW, gains, csv_runs,
-                                     settings_speed, printed, A, CAP, T192, W1x, turn_share, own_gains, long_k, R, HS, reruns, X, counter)}
+                                     settings_speed, printed, A, CAP, T192, W1x, turn_share, own_gains, long_k, R, HS, reruns, X, counter, gains_by_m)}
     names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  EPILOGUE=post_tables.HOPPER_EPILOGUE.format,
