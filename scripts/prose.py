@@ -399,6 +399,38 @@ def counter(profile, metric):
     return float(match[1].replace(",", ""))
 
 
+@lru_cache(maxsize=None)
+def profile_runs(n):
+    """The Hopper kernel's and cuBLAS's profiles at n^3 (scripts/profile_gpu.sh, three runs, the
+    last with cuBLAS first): [(the kernel's {metric: value}, cuBLAS's)], in the runs' order."""
+    runs = []
+    for tail in ("", "-again", "-cublas-first"):
+        found = []
+        path = REPO / f"results/nvidia-h100-80gb-hbm3-2026-11-25-profile-{n}{tail}.txt"
+        for line in path.open(encoding="utf-8"):
+            if re.match(r"  (void gemm_wgmma|nvjet|sm90_xmma|cutlass)", line):
+                found.append(("wgmma" if "gemm_wgmma" in line else "cublas", {}))
+            metric = re.match(r"    (SM Frequency|Elapsed Cycles|Issued Ipc Active|L2 Cache Throughput|"
+                              r"DRAM Throughput)\s+\S+\s+([\d,.]+)$", line.rstrip())
+            if metric and found:
+                found[-1][1].setdefault(metric[1], float(metric[2].replace(",", "")))
+        kinds = dict(found)
+        runs.append((kinds["wgmma"], kinds["cublas"]))
+    return runs
+
+
+def profiled(n, metric, who="wgmma"):
+    """A metric of Nsight Compute's profiles at n^3 (the Hopper kernel's, or with who "cublas"
+    cuBLAS's), one value per run: "SM Frequency", "Elapsed Cycles", "Issued Ipc Active", "L2
+    Cache Throughput", "DRAM Throughput"."""
+    return [run[0 if who == "wgmma" else 1][metric] for run in profile_runs(n)]
+
+
+def profiled_ratio(n, metric):
+    """The Hopper kernel's metric over cuBLAS's in each run of the profiles at n^3."""
+    return [ours[metric] / theirs[metric] for ours, theirs in profile_runs(n)]
+
+
 def csv_runs(path, impl, tile):
     """The speeds, in the file's order, of a kernel with a tile in a file of ./gemm --csv lines
     without a header (the columns of ./gemm --describe), the runs that passed."""
@@ -441,7 +473,7 @@ def namespace():
     pairs, layouts (B plain 0, B transposed 1) and kernels."""
     names = {f.__name__: f for f in (s3, pct, pcts, span, more, at_least, sp1, d0, d1, d2, S, L, sizes, shares, vs_cutlass,
                                      H9, H9_cell, worst_cells, cublas_spread, W1, W2, HW, gains, csv_runs,
-                                     settings_speed, printed, A, CAP, T192, W1x, turn_share, own_gains, long_k, R, HS, reruns, X, counter, gains_by_m)}
+                                     settings_speed, printed, A, CAP, T192, W1x, turn_share, own_gains, long_k, R, HS, reruns, X, counter, gains_by_m, profiled, profiled_ratio)}
     names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  EPILOGUE=post_tables.HOPPER_EPILOGUE.format,

@@ -749,54 +749,21 @@ def test_step_h9_is_its_measurement():
     assert f"The full GPU check of the 16-bit pairs passed with it ({full} runs, memcheck of the Hopper kernel clean)" in text
 
 
-def profile(path):
-    """[(kernel, {metric: value})] of a report of scripts/profile_gpu.sh, in its order: "wgmma"
-    for the Hopper kernel, else the name of cuBLAS's kernel."""
-    found = []
-    for line in path.open(encoding="utf-8"):
-        if re.match(r"  (void gemm_wgmma|nvjet|sm90_xmma|cutlass)", line):
-            found.append(("wgmma" if "gemm_wgmma" in line else line.split()[0], {}))
-        metric = re.match(r"    (SM Frequency|Elapsed Cycles|Issued Ipc Active|L2 Cache Throughput|"
-                          r"DRAM Throughput)\s+\S+\s+([\d,.]+)$", line.rstrip())
-        if metric and found:
-            found[-1][1].setdefault(metric[1], float(metric[2].replace(",", "")))
-    return found
-
-
 def test_appendix_g_the_clock_is_its_profiles():
     """The clock: three profiles of each kernel at 8192^3 and 3000^3 (one with cuBLAS first),
-    their cycles, clocks and throughputs as Appendix G quotes them; the cluster variant and the
-    three cheap changes, each against the shipped kernel, taking turns."""
+    whose cycles, clocks and throughputs the prose generates (prose.profiled): what its words
+    say of them holds; the cluster variant against the shipped kernel, taking turns."""
     text = " ".join(PROSE.split())
-    runs = {}
-    for n in (8192, 3000):
-        for tail in ("", "-again", "-cublas-first"):
-            found = profile(REPO / f"results/nvidia-h100-80gb-hbm3-2026-11-25-profile-{n}{tail}.txt")
-            assert len(found) == 2 and (found[0][0] == "wgmma") == (tail != "-cublas-first")
-            ours, theirs = [m for k, m in found if k == "wgmma"][0], [m for k, m in found if k != "wgmma"][0]
-            assert all(len(m) == 5 for m in (ours, theirs))
-            runs.setdefault(n, []).append((ours, theirs, [k for k, _ in found if k != "wgmma"][0]))
-    cycles = lambda n: [o["Elapsed Cycles"] / t["Elapsed Cycles"] - 1 for o, t, _ in runs[n]]
-    assert pct_range([-x for x in cycles(8192)], 1) == "0.3–1.3" and max(cycles(8192)) < 0
-    assert "takes 0.3 to 1.3 % *fewer* cycles than cuBLAS" in text
-    assert pct_range(cycles(3000), 1) == "0.1–1.7" and "at $3000^3$ 0.1 to 1.7 % more" in text
-    ghz = lambda n, i: sorted({r[i]["SM Frequency"] for r in runs[n]})
-    span = lambda v: f"{v[0]:.2f}" if len(v) == 1 else f"{v[0]:.2f}–{v[-1]:.2f}"
-    assert f"ran it at {span(ghz(8192, 0))} GHz against cuBLAS's {span(ghz(8192, 1))} " \
-           f"({span(ghz(3000, 0))} against {span(ghz(3000, 1))} at $3000^3$)" in text
-    slower = [1 - o["SM Frequency"] / t["SM Frequency"] for o, t, _ in runs[8192]]
-    assert pct_range(slower) == "3–4"
-    assert "(1.59 against 1.65–1.66 at $3000^3$), 3 to 4 % lower in each pair of runs" in text
-    assert pct_range([1 - o["SM Frequency"] / t["SM Frequency"] for o, t, _ in runs[3000]]) == "4–4"
-    metric = lambda name, i: sorted(r[i][name] for r in runs[8192])
-    assert {f"{v:.2f}" for v in metric("Issued Ipc Active", 0)} == {"0.84"}
-    assert {f"{v:.2f}" for v in metric("Issued Ipc Active", 1)} == {"0.66"}
-    assert "it issues 0.84 instructions per cycle and multiprocessor against 0.66" in text
-    whole = lambda v: f"{v[0]:.0f}–{v[-1]:.0f}"
-    assert f"uses {whole(metric('L2 Cache Throughput', 0))} % of L2's throughput against " \
-           f"{whole(metric('L2 Cache Throughput', 1))} % and {whole(metric('DRAM Throughput', 0))} % of " \
-           f"the memory's against {whole(metric('DRAM Throughput', 1))} %" in text
-    assert {name for _, _, name in runs[8192]} == {"nvjet_sm90_hss_320x128_64x3_1x2_h_bx_coopB_TNT"}
+    prose = load("prose")
+    # fewer cycles than cuBLAS at 8192^3, more at 3000^3, a lower clock in every pair of runs
+    assert all(r < 1 for r in prose.profiled_ratio(8192, "Elapsed Cycles"))
+    assert all(r > 1 for r in prose.profiled_ratio(3000, "Elapsed Cycles"))
+    assert all(r < 1 for n in (8192, 3000) for r in prose.profiled_ratio(n, "SM Frequency"))
+    assert "*fewer* cycles than cuBLAS" in text and "lower in each pair of runs" in text
+    names = {line.split()[0] for n in (8192,) for tail in ("", "-again", "-cublas-first")
+             for line in (REPO / f"results/nvidia-h100-80gb-hbm3-2026-11-25-profile-{n}{tail}.txt").open()
+             if line.startswith("  nvjet")}
+    assert names == {"nvjet_sm90_hss_320x128_64x3_1x2_h_bx_coopB_TNT"}
     assert "`nvjet_sm90_hss_320x128_64x3_1x2…`, has by its name tiles of 320 × 128" in text
     for n in (8192, 3000):
         for path in (REPO / "results").glob(f"nvidia-h100-80gb-hbm3-2026-11-25-profile-{n}*.txt"):
