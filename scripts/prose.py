@@ -36,6 +36,7 @@ Standard library only.
 import argparse
 import math
 import re
+import statistics
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -431,6 +432,86 @@ def profiled_ratio(n, metric):
     return [ours[metric] / theirs[metric] for ours, theirs in profile_runs(n)]
 
 
+@lru_cache(maxsize=None)
+def that_day():
+    """The Hopper kernel's share of cuBLAS at 8192^3 in every run of it as shipped on 2026-11-23,
+    each the median of its launches, per 16-bit pair: the worklog's, the sweep's, the GROUP_M=8
+    builds', the three runs of 50 launches (f16->f32), and the runs beside the variant that
+    prefetches C. {pair: [share, ...]}"""
+    import csv
+    pairs = ("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT")
+    day = {p: [] for p in pairs}
+    r23 = lambda name: REPO / f"results/nvidia-h100-80gb-hbm3-2026-11-23-{name}"
+    _, groups = sweep.read_csv(r23("wgmma-groups-2.csv"))
+    for i, r in enumerate(groups):
+        if r["impl"] == "wgmma" and "-DGROUP_M=8" in r["build"]:
+            day[r["type"]].append(r["etops"] / groups[i + 1]["etops"])
+    with open(r23("wgmma-prefetch-speed.csv"), encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    for i, r in enumerate(rows):
+        if r["impl"] == "wgmma" and r["variant"] == "shipped" and r["M"] == "8192":
+            day[r["type"]].append(float(r["etops"]) / float(rows[i + 1]["etops"]))
+    for p in pairs:
+        day[p] += [HS(p, b, "wgmma") / HS(p, b, "cublas") for b in (0, 1)]
+    _, runs = worklog.read_worklog(r23("hopper-worklog.csv"))
+    batched = {(r["impl"], r["type"]): r["etops"] for r in runs if r["step"] == "h-batched"}
+    for p in pairs:
+        day[p].append(batched[("wgmma", p)] / batched[("cublas", p)])
+    lines = [next(csv.reader([x])) for x in r23("wgmma-spread.txt").read_text(encoding="utf-8").splitlines()
+             if x.startswith('"NVIDIA')]
+    day["F16_IN_F32_OUT"] += [float(lines[i][19]) / float(lines[i + 1][19]) for i in (0, 2, 4)]
+    return day
+
+
+def prototype(grouped, clustered):
+    """The standalone prototype's shares of cuBLAS (its summary, 2026-11-24), of its runs with
+    block rows grouped by more than one (or not) and in clusters of two (or not)."""
+    runs = found("results/hopper-proto-2/hopper-summary.txt",
+                 r"ratio wgmma / cuBLAS = ([\d.]+) .*group (\d+), cluster (\d+)\)")
+    return [float(r) for r, g, c in runs if (g != "1") == grouped and (c == "2") == clustered]
+
+
+def prototype_clusters():
+    """The prototype's clusters of two against its blocks alone, pair by pair of runs, less 1."""
+    runs = found("results/hopper-proto-3/cluster.txt",
+                 r"\[time\] wgmma\s+median [\d.]+ ms .*?([\d.]+) TFLOP/s.*?group 8, cluster (\d)\)", dotall=True)
+    return [float(runs[i + 1][0]) / float(runs[i][0]) - 1 for i in range(0, len(runs), 2)]
+
+
+def prefetch_variants():
+    """The variants that ask L2 for C early against the kernel then shipped, run by run, less 1."""
+    import csv
+    with open(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-wgmma-prefetch-speed.csv", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["impl"] == "wgmma"]
+    etops = {}
+    for r in rows:
+        etops.setdefault((r["variant"], r["type"], r["M"]), []).append(float(r["etops"]))
+    return [a / b - 1 for (v, t, m), vals in sorted(etops.items()) if v != "shipped"
+            for a, b in zip(vals, etops[("shipped", t, m)])]
+
+
+def launches_profiled(metric):
+    """The 20 launches (f16->f32, 8192^3) that Nsight Compute profiled with the clocks left to
+    the GPU (results/...-2026-11-23-wgmma-spread.txt): a metric of each, "ms" or "cycles"."""
+    text = (REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-wgmma-spread.txt").read_text(encoding="utf-8")
+    part = text.split("--clock-control none")[1].split("--clock-control base")[0]
+    pattern = {"ms": r"gpu__time_duration.sum\s+ms\s+([\d.]+)", "cycles": r"sm__cycles_elapsed.max\s+cycle\s+([\d,]+)"}
+    return [float(x.replace(",", "")) for x in re.findall(pattern[metric], part)]
+
+
+def clocks_sampled():
+    """The SM clocks (MHz) nvidia-smi sampled while those GEMMs ran, the GPU busy."""
+    import csv
+    with open(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-wgmma-spread-smi.csv", encoding="utf-8") as f:
+        rows = list(csv.reader(f))[1:]
+    return [int(r[1].split()[0]) for r in rows if len(r) == 5 and r[4].strip() != "0x0000000000000001"]
+
+
+def found(path, pattern, dotall=False):
+    """Every match of a regular expression in a text file of results/: its groups (strings)."""
+    return re.findall(pattern, (REPO / path).read_text(encoding="utf-8"), re.S if dotall else 0)
+
+
 def csv_runs(path, impl, tile):
     """The speeds, in the file's order, of a kernel with a tile in a file of ./gemm --csv lines
     without a header (the columns of ./gemm --describe), the runs that passed."""
@@ -473,7 +554,8 @@ def namespace():
     pairs, layouts (B plain 0, B transposed 1) and kernels."""
     names = {f.__name__: f for f in (s3, pct, pcts, span, more, at_least, sp1, d0, d1, d2, S, L, sizes, shares, vs_cutlass,
                                      H9, H9_cell, worst_cells, cublas_spread, W1, W2, HW, gains, csv_runs,
-                                     settings_speed, printed, A, CAP, T192, W1x, turn_share, own_gains, long_k, R, HS, reruns, X, counter, gains_by_m, profiled, profiled_ratio)}
+                                     settings_speed, printed, A, CAP, T192, W1x, turn_share, own_gains, long_k, R, HS, reruns, X, counter, gains_by_m, profiled, profiled_ratio, that_day, found, prototype, prototype_clusters,
+                                     prefetch_variants, launches_profiled, clocks_sampled)}
     names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  EPILOGUE=post_tables.HOPPER_EPILOGUE.format,
@@ -481,7 +563,7 @@ def namespace():
                  FIRST_RULE=post_tables.FIRST_RULE)
     names.update(SIXTEEN=("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT"), H9_TURNS=post_tables.H9_TURNS,
                  E4M3=("E4M3_IN_F32_OUT", "E4M3_IN_BF16_OUT", "E4M3_IN_F16_OUT"))
-    names.update(PEERS=post_tables.PEERS, PEERS_INT8=post_tables.PEERS_INT8)
+    names.update(PEERS=post_tables.PEERS, PEERS_INT8=post_tables.PEERS_INT8, median=statistics.median)
     names.update(F16="F16_IN_F32_OUT", F16F16="F16_IN_OUT", BF16="BF16_IN_F32_OUT", TF32="TF32_IN_F32_OUT",
                  F64="F64_IN_OUT", I8="I8_IN_I32_OUT", U8="U8_IN_I32_OUT", BF16BF16="BF16_IN_BF16_OUT",
                  F16C16="F16_IN_F16_OUT", NN=0, TN=1,

@@ -407,91 +407,23 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     assert "and at $16384^3$ for bf16→f32 and f16→f16 with B plain" in text
     at3000 = [share[k] for k in keys if k[2] == 3000 and not (k[0] == F16F16 and k[1] == 1)]
     assert pct_range(at3000) == "76–78" and share[(F16F16, 1, 3000)] > 0.95
-    # Fifteen measurements at 8192^3 as shipped: worklog, sweep, GROUP_M=8.
-    _, groups = sweep.read_csv(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-wgmma-groups-2.csv")
-    runs = []
-    for i, r in enumerate(groups):
-        if r["impl"] == "wgmma" and "-DGROUP_M=8" in r["build"]:
-            assert groups[i + 1]["impl"] == "cublas"
-            runs.append(r["etops"] / groups[i + 1]["etops"])
-    # and three runs of 50 launches beside the power cap
-    spread_text = (REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-wgmma-spread.txt").read_text()
-    lines50 = [next(csv.reader([x])) for x in spread_text.splitlines() if x.startswith('"NVIDIA')]
-    assert len(lines50) == 6 and [x[12] for x in lines50] == ["wgmma", "cublas"] * 3
-    assert all(x[15] == "50" for x in lines50)
-    runs50 = [float(lines50[i][19]) / float(lines50[i + 1][19]) for i in (0, 2, 4)]
-    # and six more, beside the variant that prefetches C
-    pf = list(csv.DictReader((REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-wgmma-prefetch-speed.csv").open()))
-    by_pair = {t: [] for t in SIXTEEN}
-    for i, r in enumerate(pf):
-        if r["impl"] == "wgmma":
-            assert pf[i + 1]["impl"] == "cublas" and r["result"] == "PASS"
-            if r["variant"] == "shipped" and r["M"] == "8192":
-                by_pair[r["type"]].append(float(r["etops"]) / float(pf[i + 1]["etops"]))
-    for i, r in enumerate(x for x in groups if x["impl"] == "wgmma" and "-DGROUP_M=8" in x["build"]):
-        by_pair[r["type"]].append(runs[i])
-    for k in keys:
-        if k[2] == 8192:
-            by_pair[k[0]].append(share[k])
-    _, day = worklog.read_worklog(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-hopper-worklog.csv")
-    that_day = {(r["impl"], r["type"]): r["etops"] for r in day if r["step"] == "h-batched"}
-    for t in SIXTEEN:   # the worklog of that day, whose last step was then the shipped kernel
-        by_pair[t].append(that_day[("wgmma", t)] / that_day[("cublas", t)])
-    by_pair[F16] += runs50
-    shares = [x for t in SIXTEEN for x in by_pair[t]]
-    assert len(shares) == 24 and sum(x >= 0.90 for x in shares) == 19 and round(100 * min(shares)) == 86
-    middle = [round(100 * statistics.median(by_pair[t])) for t in SIXTEEN]
-    assert middle == [96, 94, 97]
-    assert "Over all 24 runs as shipped that day" in text
-    assert "the median is at 96 %, 94 % and 97 % of cuBLAS for f16→f32, f16→f16 and bf16→f32; 19 of the 24 " \
-           "are at 90 % or more, the lowest at 86 %" in text
-    # The variant that prefetches C, against the shipped kernel in the same rounds.
-    etops = {}
-    for r in pf:
-        if r["impl"] == "wgmma":
-            etops.setdefault((r["variant"], r["type"], r["M"]), []).append(float(r["etops"]))
-    changes = [a / b - 1 for (v, t, m), vals in etops.items() if v != "shipped"
-               for a, b in zip(vals, etops[("shipped", t, m)])]
-    assert (round(100 * min(changes)), round(100 * max(changes))) == (-7, 3)
-    assert "8 or 24 steps before the end of K ran at −7 to +3 % of the kernel then shipped" in text
+    # The runs of that day as shipped, the variants that ask for C early, the launches profiled,
+    # nvidia-smi's clocks and the prototype: their numbers are generated (prose.that_day,
+    # prefetch_variants, launches_profiled, clocks_sampled, prototype, prototype_clusters); what
+    # the words say of them holds.
+    prose = load("prose")
+    assert sum(len(v) for v in prose.that_day().values()) == 24 and "Over all 24 runs as shipped that day" in text
     check = (REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-wgmma-prefetch-check.txt").read_text().splitlines()
     assert sum(x.startswith("PASS") for x in check) == 96 and not any(x.startswith("FAIL") for x in check)
-    ncu = spread_text.split("--clock-control none")[1].split("--clock-control base")[0]
-    durations = [float(x) for x in re.findall(r"gpu__time_duration.sum\s+ms\s+([\d.]+)", ncu)]
-    cycles = [int(x.replace(",", "")) for x in re.findall(r"sm__cycles_elapsed.max\s+cycle\s+([\d,]+)", ncu)]
-    assert len(durations) == len(cycles) == 20 and (min(durations), max(durations)) == (1.55, 1.56)
-    assert (max(cycles) - min(cycles)) / min(cycles) < 0.003
-    assert "20 launches (f16→f32) took 1.55 to 1.56 ms and the same number of clock cycles to within 0.3 %" in text
+    assert len(prose.launches_profiled("ms")) == len(prose.launches_profiled("cycles")) == 20
     smi = list(csv.reader((REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-wgmma-spread-smi.csv").open()))[1:]
-    busy = [int(r[1].split()[0]) for r in smi if len(r) == 5 and r[4].strip() != "0x0000000000000001"]
-    capped = [r for r in smi if len(r) == 5 and r[4].strip() == "0x0000000000000004"]   # SW power cap
-    assert capped and (min(busy), max(busy)) == (1395, 1980)
-    assert "sampled the SM clock anywhere from 1395 to 1980 MHz" in text
-    # The prototype's block orders and clusters.
-    summary = (REPO / "results/hopper-proto-2/hopper-summary.txt").read_text()
-    assert "no FAILED lines" in summary
-    ratios = [(float(m[0]), int(m[1]), int(m[2])) for m in
-              re.findall(r"ratio wgmma / cuBLAS = ([\d.]+) .*group (\d+), cluster (\d+)\)", summary)]
-    grouped = [r for r, g, c in ratios if g > 1 and c == 1]
-    clusters = [r for r, g, c in ratios if c == 2]
-    assert (round(100 * min(grouped)), round(100 * max(grouped))) == (82, 102)
-    assert (round(100 * min(clusters)), round(100 * max(clusters))) == (54, 59)
-    assert "the prototype, with groups, measured 82–102 % of its (low) cuBLAS" in text and "only 54–59 % of cuBLAS" in text
-    assert "against 82–102 % without clusters" in text
-    # The prototype's clusters with plain remote arrivals: every check passes, and with clusters
-    # it is 1 to 3 % faster than without, in TFLOP/s (the ratios move with cuBLAS's clock).
+    assert any(len(r) == 5 and r[4].strip() == "0x0000000000000004" for r in smi)   # the software power cap
+    assert "no FAILED lines" in (REPO / "results/hopper-proto-2/hopper-summary.txt").read_text()
+    assert max(prose.prototype(True, True)) < min(prose.prototype(True, False))   # clusters first ran slower
     log = (REPO / "results/hopper-proto-3/cluster.txt").read_text()
     assert "FAILED" not in log and log.count("correctness: PASS") == 31 and "ERROR SUMMARY: 0 errors" in log
-    runs = re.findall(r"\[time\] wgmma\s+median [\d.]+ ms .*?([\d.]+) TFLOP/s.*?"
-                      r"group 8, cluster (\d)\)", log, re.S)
-    assert [c for _, c in runs] == ["1", "2"] * 3
-    gains = [float(runs[i + 1][0]) / float(runs[i][0]) - 1 for i in (0, 2, 4)]
-    assert (round(100 * min(gains)), round(100 * max(gains))) == (1, 3)
-    assert "its clusters are 1 to 3 % faster than its blocks alone" in text
-    speed_log = (REPO / "results/hopper-proto-2/hopper-speed.txt").read_text()
-    first = re.search(r"\[time\] cuBLAS\s+median [\d.]+ ms .*?([\d.]+) TFLOP/s", speed_log)
-    assert round(float(first[1])) == 684 and round(cublas[0]) == 727
-    assert "(684 against 727 eTOPS for f16→f32" in text
+    assert len(prose.prototype_clusters()) == 3 and all(g > 0 for g in prose.prototype_clusters())
+    # (the prototype's cuBLAS against ./gemm's is generated too)
     # The check with the Hopper kernel as shipped.
     lines = (REPO / "results/h100-2026-11-23-check-batched-results.txt").read_text().splitlines()
     assert sum(x.startswith("PASS ") for x in lines) == 710 and not any(x.startswith("FAIL") for x in lines)
