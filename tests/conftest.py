@@ -61,11 +61,13 @@ def input_twin(pair):
 # The configurations compiled (pair, shape, transpose A, transpose B): every pair at its default
 # shape in every layout, and its other shapes in NN and TT, which between them load each operand
 # both ways (a fragment's load, and its copy into shared memory, depend on its own operand's
-# layout alone); a pair with an input twin, whose loads are its twin's, its other shapes in NN
-# alone (its C's path depends on the shape, not the layout). The GPU check builds every one.
+# layout alone). A pair with an input twin, whose loads and copies are its twin's, compiles only
+# what its ./gemm runs and its other shapes in NN (its C's path depends on the shape, not the
+# layout). The GPU check builds every one.
 VALID = [(t, s, ta, tb) for t in TYPES for s in PAIRS[t]["shapes"] for ta in (0, 1) for tb in (0, 1)
-         if s == default_shape(t) or (ta == tb and not (ta and input_twin(t)))
-         or (t, s, ta, tb) in EXECUTABLES]
+         if (t, s, ta, tb) in EXECUTABLES
+         or (not input_twin(t) and (s == default_shape(t) or ta == tb))
+         or (input_twin(t) and s != default_shape(t) and ta == tb == 0)]
 
 
 BACKGROUND_NICENESS = 10   # the priority the background's compiles give up (nice(1))
