@@ -34,6 +34,7 @@ Standard library only.
 """
 
 import argparse
+import csv
 import math
 import re
 import statistics
@@ -130,24 +131,20 @@ def cells(path, size):
     return {k: worklog.shown(v) for k, v in post_tables.sweep_cells(path, size).items()}
 
 
-def S(pair, layout, impl, size=8192):
-    """The results chapter's session: a kernel's speed (or cuBLAS's) at size^3."""
-    return cells(post_tables.SESSION, size)[(pair, layout, impl)]
+def sweep_source(path, what):
+    """A source of one sweep CSV: source(pair, layout, impl, size=8192) is a kernel's speed (or
+    cuBLAS's) at size^3 as the tables show it; source.path is the file."""
+    def source(pair, layout, impl, size=8192):
+        return cells(path, size)[(pair, layout, impl)]
+    source.__doc__, source.path = what, path
+    return source
 
 
-def L(pair, layout, impl, size=8192):
-    """The sweep of the pairs that came after that session."""
-    return cells(post_tables.LATER, size)[(pair, layout, impl)]
-
-
-def A(pair, layout, impl, size=8192):
-    """The sweep of the tiled kernel before the Hopper kernel (Appendix G's)."""
-    return cells(post_tables.SWEEP, size)[(pair, layout, impl)]
-
-
-def CAP(pair, layout, impl, size=8192):
-    """The 16-bit pairs with at most 99 KiB of shared memory per block (--smem-cap=99)."""
-    return cells(post_tables.SMEM99, size)[(pair, layout, impl)]
+S = sweep_source(post_tables.SESSION, "The results chapter's session.")
+L = sweep_source(post_tables.LATER, "The sweep of the pairs that came after that session.")
+A = sweep_source(post_tables.SWEEP, "The sweep of the tiled kernel before the Hopper kernel (Appendix G's).")
+CAP = sweep_source(post_tables.SMEM99, "The 16-bit pairs with at most 99 KiB of shared memory per block.")
+HS = sweep_source(post_tables.HOPPER_SWEEP, "The sweep of the 16-bit pairs with the Hopper kernel (Appendix G).")
 
 
 @lru_cache(maxsize=None)
@@ -160,15 +157,6 @@ def tile_rows(path, size):
 def T192(pair, tile):
     """3000^3 with each tile, the 128 x 192 one among them (an experiment, not kept)."""
     return tile_rows(post_tables.TILE192, 3000)[(pair, tile)]
-
-
-def HS(pair, layout, impl, size=8192):
-    """The sweep of the 16-bit pairs with the Hopper kernel (2026-11-23, Appendix G)."""
-    return cells(post_tables.HOPPER_SWEEP, size)[(pair, layout, impl)]
-
-
-S.path, L.path, A.path, CAP.path = post_tables.SESSION, post_tables.LATER, post_tables.SWEEP, post_tables.SMEM99
-HS.path = post_tables.HOPPER_SWEEP
 
 
 @lru_cache(maxsize=None)
@@ -306,26 +294,35 @@ def hopper_rows(path):
     return {(r["step"], r["impl"], r["type"], r["M"]): r["etops"] for r in rows if r.get("result") != "FAIL"}
 
 
+def problem_key(problem):
+    """A problem as compare_gpu.py's rows name it: "MxNxK", from N (a cube) or "MxNxK"."""
+    return problem if "x" in str(problem) else f"{problem}x{problem}x{problem}"
+
+
+@lru_cache(maxsize=None)
+def compare_rows(path):
+    """The rows of a compare_gpu.py CSV (its comment lines left out), as dicts of strings."""
+    with open(REPO / path, encoding="utf-8") as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
 def turn_share(path, pair, problem, build="new"):
     """A build's median share of cuBLAS in a compare_gpu.py CSV, for a pair and problem."""
-    return turns(path, shares=True)[(pair, problem if "x" in str(problem) else f"{problem}x{problem}x{problem}")][build]
+    return turns(path, shares=True)[(pair, problem_key(problem))][build]
 
 
 @lru_cache(maxsize=None)
 def turns(path, shares=False):
     """{(pair, "MxNxK"): the new build's median share of cuBLAS over the base build's} of a
-    compare_gpu.py CSV: per process, the kernel's speed over cuBLAS's; the medians' ratio (with
-    shares, each build's median share instead, as {"base": ..., "new": ...})."""
-    import csv
-    import statistics
-    with open(REPO / path, encoding="utf-8") as f:
-        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    compare_gpu.py CSV of the Hopper kernel: per process, its speed over cuBLAS's; the medians'
+    ratio (with shares, each build's median share instead, as {"base": ..., "new": ...})."""
+    rows = compare_rows(path)
     found = {}
     for key in {(r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}') for r in rows}:
         runs = [r for r in rows if (r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}') == key]
         def share(build):
             picked = [r for r in runs if r["compared"] == build]
-            kernel = [r for r in picked if r["impl"] not in ("cublas",)]
+            kernel = [r for r in picked if r["impl"] == "wgmma"]
             cublas = [r for r in picked if r["impl"] == "cublas"]
             return statistics.median(float(k["etops"]) / float(c["etops"]) for k, c in zip(kernel, cublas))
         found[key] = {b: share(b) for b in ("base", "new")} if shares else share("new") / share("base")
@@ -336,10 +333,7 @@ def own_gains(path, pairs, problems, impl="wgmma"):
     """The new build's own speed over the base build's, less 1 (the median of each build's
     runs; not shares of cuBLAS: for runs whose options change cuBLAS's work too), of a
     compare_gpu.py CSV, for each pair and cube size given."""
-    import csv
-    import statistics
-    with open(REPO / path, encoding="utf-8") as f:
-        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    rows = compare_rows(path)
     median = lambda build, p, n: statistics.median(float(r["etops"]) for r in rows if r["impl"] == impl
                                                    and r["type"] == p and r["M"] == str(n) and r["compared"] == build)
     return [median("new", p, n) / median("base", p, n) - 1 for p in pairs for n in problems]
@@ -355,7 +349,7 @@ def gains(path, pairs, problems):
     """The new build's gain over the base build (a share above 1, less 1) of a compare_gpu.py
     CSV, for each pair and problem given ("2048", or "MxNxK"), where it ran."""
     found = turns(path)
-    keys = [(p, n if "x" in str(n) else f"{n}x{n}x{n}") for p in pairs for n in problems]
+    keys = [(p, problem_key(n)) for p in pairs for n in problems]
     return [found[k] - 1 for k in keys if k in found]
 
 
@@ -438,7 +432,6 @@ def that_day():
     each the median of its launches, per 16-bit pair: the worklog's, the sweep's, the GROUP_M=8
     builds', the three runs of 50 launches (f16->f32), and the runs beside the variant that
     prefetches C. {pair: [share, ...]}"""
-    import csv
     pairs = ("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT")
     day = {p: [] for p in pairs}
     r23 = lambda name: REPO / f"results/nvidia-h100-80gb-hbm3-2026-11-23-{name}"
@@ -480,7 +473,6 @@ def prototype_clusters():
 
 def prefetch_variants():
     """The variants that ask L2 for C early against the kernel then shipped, run by run, less 1."""
-    import csv
     with open(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-wgmma-prefetch-speed.csv", encoding="utf-8") as f:
         rows = [r for r in csv.DictReader(f) if r["impl"] == "wgmma"]
     etops = {}
@@ -501,7 +493,6 @@ def launches_profiled(metric):
 
 def clocks_sampled():
     """The SM clocks (MHz) nvidia-smi sampled while those GEMMs ran, the GPU busy."""
-    import csv
     with open(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-wgmma-spread-smi.csv", encoding="utf-8") as f:
         rows = list(csv.reader(f))[1:]
     return [int(r[1].split()[0]) for r in rows if len(r) == 5 and r[4].strip() != "0x0000000000000001"]
@@ -515,7 +506,6 @@ def found(path, pattern, dotall=False):
 def csv_runs(path, impl, tile):
     """The speeds, in the file's order, of a kernel with a tile in a file of ./gemm --csv lines
     without a header (the columns of ./gemm --describe), the runs that passed."""
-    import csv
     names = post_tables.gemmlib.registry()["csv_columns"]
     with open(REPO / path, encoding="utf-8") as f:
         rows = [dict(zip(names, r)) for r in csv.reader(f)]
@@ -552,10 +542,12 @@ def printed(path, heading, column):
 def namespace():
     """The names an expression may use: the sources, the formats, and short names of the
     pairs, layouts (B plain 0, B transposed 1) and kernels."""
-    names = {f.__name__: f for f in (s3, pct, pcts, span, more, at_least, sp1, d0, d1, d2, S, L, sizes, shares, vs_cutlass,
-                                     H9, H9_cell, worst_cells, cublas_spread, W1, W2, HW, gains, csv_runs,
-                                     settings_speed, printed, A, CAP, T192, W1x, turn_share, own_gains, long_k, R, HS, reruns, X, counter, gains_by_m, profiled, profiled_ratio, that_day, found, prototype, prototype_clusters,
-                                     prefetch_variants, launches_profiled, clocks_sampled)}
+    names = dict(S=S, L=L, A=A, CAP=CAP, HS=HS)
+    names.update({f.__name__: f for f in (
+        s3, pct, pcts, span, more, at_least, sp1, d0, d1, d2, sizes, shares, vs_cutlass, H9, H9_cell, worst_cells,
+        cublas_spread, W1, W1x, W2, reruns, HW, gains, gains_by_m, own_gains, turn_share, csv_runs, settings_speed,
+        printed, T192, long_k, R, X, counter, profiled, profiled_ratio, that_day, found, prototype,
+        prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled)})
     names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  EPILOGUE=post_tables.HOPPER_EPILOGUE.format,

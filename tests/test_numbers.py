@@ -32,8 +32,8 @@ def load(name):
     return module
 
 
-sweep, worklog, numbers, floors, peers = (load("sweep"), load("worklog"), load("post_tables"), load("floors"),
-                                       load("peerlib"))
+sweep, worklog, numbers, floors, peers, prose = (load("sweep"), load("worklog"), load("post_tables"),
+                                              load("floors"), load("peerlib"), load("prose"))
 shown = worklog.shown   # a number as the tables show it, so per cents follow from what is written
 POST = (REPO / "gemm.md").read_text(encoding="utf-8")
 PROSE = re.sub(r"\s+", " ", POST)
@@ -258,18 +258,9 @@ HOPPER_COMPARE = "results/h100-2026-11-25-compare-persistent.csv"
 
 def compare_shares(path):
     """{(pair, "MxNxK"): (the base build's median share of cuBLAS, the new build's, new / base)}
-    of a compare_gpu.py CSV: per process, the kernel's share of cuBLAS; their median."""
-    compare = list(csv.DictReader(line for line in path.open(encoding="utf-8") if not line.startswith("#")))
-    problem = lambda r: (r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}')
-    found = {}
-    for key in {problem(r) for r in compare}:
-        runs = [r for r in compare if problem(r) == key]
-        def share(build):
-            picked = [r for r in runs if r["compared"] == build]
-            return statistics.median(float(k["etops"]) / float(c["etops"]) for k, c in zip(
-                [r for r in picked if r["impl"] == "wgmma"], [r for r in picked if r["impl"] == "cublas"]))
-        found[key] = (share("base"), share("new"), share("new") / share("base"))
-    return found
+    of a compare_gpu.py CSV of the Hopper kernel, as prose.turns reads it."""
+    found = prose.turns(str(Path(path).relative_to(REPO)), shares=True)
+    return {key: (v["base"], v["new"], v["new"] / v["base"]) for key, v in found.items()}
 
 
 def compare_gains(path):
@@ -411,7 +402,6 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     # nvidia-smi's clocks and the prototype: their numbers are generated (prose.that_day,
     # prefetch_variants, launches_profiled, clocks_sampled, prototype, prototype_clusters); what
     # the words say of them holds.
-    prose = load("prose")
     assert sum(len(v) for v in prose.that_day().values()) == 24 and "Over all 24 runs as shipped that day" in text
     check = (REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-wgmma-prefetch-check.txt").read_text().splitlines()
     assert sum(x.startswith("PASS") for x in check) == 96 and not any(x.startswith("FAIL") for x in check)
@@ -590,7 +580,6 @@ def test_the_spread_of_cublas_across_sessions_is_the_tables_spread():
     """"Run to run" gives the range of cuBLAS's speed in the running example over the sessions
     behind the post's tables (prose.cublas_spread, which fills it): the sweeps the tables are
     made from and the worklogs, seven or more sessions."""
-    prose = load("prose")
     assert len(prose.cublas_spread(POST)) >= 7
     assert "<!--n d0(min(cublas_spread()))-->" in POST and "<!--n d0(max(cublas_spread()))-->" in POST
 
@@ -686,7 +675,6 @@ def test_appendix_g_the_clock_is_its_profiles():
     whose cycles, clocks and throughputs the prose generates (prose.profiled): what its words
     say of them holds; the cluster variant against the shipped kernel, taking turns."""
     text = " ".join(PROSE.split())
-    prose = load("prose")
     # fewer cycles than cuBLAS at 8192^3, more at 3000^3, a lower clock in every pair of runs
     assert all(r < 1 for r in prose.profiled_ratio(8192, "Elapsed Cycles"))
     assert all(r > 1 for r in prose.profiled_ratio(3000, "Elapsed Cycles"))
