@@ -218,6 +218,16 @@ def ahead(tmp_path_factory, parallel):
     return parallel(build, AHEAD)
 
 
+def test_no_build_loses_its_setmaxnreg(ahead):
+    """ptxas ignores setmaxnreg where the code around it needs more registers than it would
+    leave (its note C7507, "setmaxnreg ignored"): every role then runs in the launch's 168
+    registers, as the cluster variant did while its first cluster barrier came after them.
+    Neither the shipped kernel nor a variant built here may."""
+    for name, (_, _, built) in ahead.items():
+        assert built.returncode == 0, (name, built.stderr)
+        assert "C7507" not in built.stderr and "setmaxnreg' ignored" not in built.stderr, (name, built.stderr)
+
+
 def test_the_first_hopper_step_builds_without_a_producer(tmp_path):
     """Hopper step 1 (worklog/hopper-one-role.md with the steps' others): two consumer warp
     groups of 256 threads, two stages, thread 0 copying between its multiplies, a block per
