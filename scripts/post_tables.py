@@ -67,7 +67,7 @@ SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-23-2.csv"          # the sweep be
 JETSON_DAY_SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-22.csv"  # the day GEMM on Jetson was run
 JETSON = "results/gemm-on-jetson-h100-2026-11-22.csv"
 SIZE = 8192
-TILES = "results/nvidia-h100-80gb-hbm3-2026-11-23-tiles.csv"      # every tile, each forced
+TILES = "results/nvidia-h100-80gb-hbm3-2026-11-27-tiles-16bit.csv"   # every tile, each forced
 TILES_PAIR = "F16_IN_F32_OUT"
 TILES_SIZES = [256, 1024, 2048, 3000, 8192]
 HOPPER_SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-23-wgmma-sweep-2.csv"   # the 16-bit pairs
@@ -146,6 +146,7 @@ def jetson_table(jetson, cells):
 def tile_shares(path=TILES, type_pair=TILES_PAIR):
     """{(tile, size): tiled / cuBLAS in per cent, and ("simple", size)} for one pair."""
     _, rows = sweep.read_csv(REPO / path)
+    rows = [r for r in rows if r.get("forced_tile", "all") == "all"]   # a probe's own runs of --tile=all
     cublas = {r["M"]: r["etops"] for r in rows if r["type"] == type_pair and r["impl"] == "cublas"}
     return {(r["tile"] or r["impl"], r["M"]): 100 * r["etops"] / cublas[r["M"]] for r in rows
             if r["type"] == type_pair and r["impl"] in ("tiled", "simple")}
@@ -156,7 +157,7 @@ def tiles_table(shares):
     lines = ["| tile | " + " | ".join(f"{n}³" for n in TILES_SIZES) + " |",
              "|---|" + "---:|" * len(TILES_SIZES)]
     best = {n: max(v for (t, m), v in shares.items() if m == n and t != "simple") for n in TILES_SIZES}
-    for name in names + ["simple"]:
+    for name in names + (["simple"] if any(t == "simple" for t, _ in shares) else []):
         cells = []
         for n in TILES_SIZES:
             v = shares.get((name, n))

@@ -373,6 +373,12 @@ def R(path, size, impl, tile=None, pair=None):
     return worklog.shown(found[0])
 
 
+def tile_share(tile, size):
+    """A tile's speed at size^3, in per cent of cuBLAS's, in the tiles' table's run
+    (post_tables.tile_shares: its pair, each tile forced)."""
+    return post_tables.tile_shares()[(tile, size)]
+
+
 @lru_cache(maxsize=None)
 def explore_rows(name):
     rows = sweep.read_csv(REPO / f"results/nvidia-h100-80gb-hbm3-2026-11-22-{name}.csv")[1]
@@ -546,7 +552,7 @@ def namespace():
     names.update({f.__name__: f for f in (
         s3, pct, pcts, span, more, at_least, sp1, d0, d1, d2, sizes, shares, vs_cutlass, H9, H9_cell, worst_cells,
         cublas_spread, W1, W1x, W2, reruns, HW, gains, gains_by_m, own_gains, turn_share, csv_runs, settings_speed,
-        printed, T192, long_k, R, X, counter, profiled, profiled_ratio, that_day, found, prototype,
+        printed, T192, long_k, R, tile_share, X, counter, profiled, profiled_ratio, that_day, found, prototype,
         prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled)})
     names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
