@@ -143,13 +143,13 @@ def jetson_table(jetson, cells):
     return "\n".join(lines) + "\n"
 
 
-def tile_shares(path=TILES, type_pair=TILES_PAIR):
-    """{(tile, size): tiled / cuBLAS in per cent, and ("simple", size)} for one pair."""
+def tile_shares(path=TILES, type_pair=TILES_PAIR, kernel="tiled"):
+    """{(tile, size): the kernel / cuBLAS in per cent, and ("simple", size)} for one pair."""
     _, rows = sweep.read_csv(REPO / path)
     rows = [r for r in rows if r.get("forced_tile", "all") == "all"]   # a probe's own runs of --tile=all
     cublas = {r["M"]: r["etops"] for r in rows if r["type"] == type_pair and r["impl"] == "cublas"}
     return {(r["tile"] or r["impl"], r["M"]): 100 * r["etops"] / cublas[r["M"]] for r in rows
-            if r["type"] == type_pair and r["impl"] in ("tiled", "simple")}
+            if r["type"] == type_pair and r["impl"] in (kernel, "simple")}
 
 
 def tiles_table(shares):

@@ -373,10 +373,10 @@ def R(path, size, impl, tile=None, pair=None):
     return worklog.shown(found[0])
 
 
-def tile_share(tile, size):
-    """A tile's speed at size^3, in per cent of cuBLAS's, in the tiles' table's run
-    (post_tables.tile_shares: its pair, each tile forced)."""
-    return post_tables.tile_shares()[(tile, size)]
+def tile_share(tile, size, pair=post_tables.TILES_PAIR, kernel="tiled", path=post_tables.TILES):
+    """A tile's speed at size^3, in per cent of cuBLAS's, in a run of every tile forced (by
+    default the tiles' table's: its pair, the tiled kernel)."""
+    return post_tables.tile_shares(path, pair, kernel)[(tile, size)]
 
 
 @lru_cache(maxsize=None)
