@@ -58,15 +58,25 @@ def input_twin(pair):
     return next((t for t in TYPES[:TYPES.index(pair)] if same(t)), None)
 
 
+def format_twin(pair):
+    """An earlier pair that differs from this one only in how its input bytes are read (int8 and
+    uint8, the two FP8 formats): the same sizes, sums, C, shapes, kernels, tiles and loads, so the
+    same code but for the instruction's type, if any."""
+    keys = ("in_bytes", "acc", "c", "integer", "ptx_load", "k_major", "shapes", "kernels", "tiles")
+    same = lambda t: PAIRS[t]["in"] != PAIRS[pair]["in"] and all(PAIRS[t][k] == PAIRS[pair][k] for k in keys)
+    return next((t for t in TYPES[:TYPES.index(pair)] if same(t)), None)
+
+
 # The configurations compiled (pair, shape, transpose A, transpose B): every pair at its default
 # shape in every layout, and its other shapes in NN and TT, which between them load each operand
 # both ways (a fragment's load, and its copy into shared memory, depend on its own operand's
 # layout alone). A pair with an input twin, whose loads and copies are its twin's, compiles only
 # what its ./gemm runs and its other shapes in NN (its C's path depends on the shape, not the
-# layout). The GPU check builds every one.
+# layout); a pair with a format twin, whose code is its twin's but for the instruction's type,
+# only what its ./gemm runs. The GPU check builds every one.
 VALID = [(t, s, ta, tb) for t in TYPES for s in PAIRS[t]["shapes"] for ta in (0, 1) for tb in (0, 1)
          if (t, s, ta, tb) in EXECUTABLES
-         or (not input_twin(t) and (s == default_shape(t) or ta == tb))
+         or (not input_twin(t) and not format_twin(t) and (s == default_shape(t) or ta == tb))
          or (input_twin(t) and s != default_shape(t) and ta == tb == 0)]
 
 
