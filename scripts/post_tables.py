@@ -69,6 +69,7 @@ JETSON = "results/gemm-on-jetson-h100-2026-11-22.csv"
 SIZE = 8192
 TILES = "results/nvidia-h100-80gb-hbm3-2026-11-27-tiles-16bit.csv"   # every tile, each forced
 TILES_PAIR = "F16_IN_F32_OUT"
+MMA_TILES = "results/nvidia-h100-80gb-hbm3-2026-11-27-tiles-16bit-mma.csv"   # the same, the mma.sync kernel
 TILES_SIZES = [256, 1024, 2048, 3000, 8192]
 HOPPER_SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-23-wgmma-sweep-2.csv"   # the 16-bit pairs
 HOPPER_SIZES = [256, 512, 1024, 2048, 3000, 4096, 8192, 16384]

@@ -373,10 +373,16 @@ def R(path, size, impl, tile=None, pair=None):
     return worklog.shown(found[0])
 
 
+@lru_cache(maxsize=None)
+def tile_shares(path, pair, kernel):
+    """post_tables.tile_shares, each file, pair and kernel read once."""
+    return post_tables.tile_shares(path, pair, kernel)
+
+
 def tile_share(tile, size, pair=post_tables.TILES_PAIR, kernel="tiled", path=post_tables.TILES):
     """A tile's speed at size^3, in per cent of cuBLAS's, in a run of every tile forced (by
     default the tiles' table's: its pair, the tiled kernel)."""
-    return post_tables.tile_shares(path, pair, kernel)[(tile, size)]
+    return tile_shares(path, pair, kernel)[(tile, size)]
 
 
 @lru_cache(maxsize=None)
@@ -561,7 +567,8 @@ def namespace():
                  FIRST_RULE=post_tables.FIRST_RULE)
     names.update(SIXTEEN=("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT"), H9_TURNS=post_tables.H9_TURNS,
                  E4M3=("E4M3_IN_F32_OUT", "E4M3_IN_BF16_OUT", "E4M3_IN_F16_OUT"))
-    names.update(PEERS=post_tables.PEERS, PEERS_INT8=post_tables.PEERS_INT8, median=statistics.median)
+    names.update(PEERS=post_tables.PEERS, PEERS_INT8=post_tables.PEERS_INT8, MMA_TILES=post_tables.MMA_TILES,
+                 median=statistics.median)
     names.update(F16="F16_IN_F32_OUT", F16F16="F16_IN_OUT", BF16="BF16_IN_F32_OUT", TF32="TF32_IN_F32_OUT",
                  F64="F64_IN_OUT", I8="I8_IN_I32_OUT", U8="U8_IN_I32_OUT", BF16BF16="BF16_IN_BF16_OUT",
                  F16C16="F16_IN_F16_OUT", NN=0, TN=1,

@@ -51,20 +51,25 @@ EXECUTABLES = [(t, default_shape(t), ta, tb) for t in TYPES for ta in (0, 1) for
                if (t == DOCUMENT_PAIR or (ta, tb) != (1, 0)) and (PAIRS[t]["tiles"] or ta == 0)]
 EXECUTABLES += [("U8_IN_I32_OUT", "32x8x16", 1, 0), ("BF16_IN_F32_OUT", "8x32x16", 0, 1),
                 ("F16_IN_OUT", "32x8x16", 0, 0), ("I8_IN_I32_OUT", "8x32x16", 1, 1)]
+def earlier_twin(pair, same, differs):
+    """The first pair before this one in TYPES that --describe gives the same `same` facts and
+    another `differs`, if any."""
+    twin = lambda t: PAIRS[t][differs] != PAIRS[pair][differs] and all(PAIRS[t][k] == PAIRS[pair][k] for k in same)
+    return next((t for t in TYPES[:TYPES.index(pair)] if twin(t)), None)
+
+
 def input_twin(pair):
     """An earlier pair that reads the same inputs into the same sums in the same shapes, if any
     (the pairs with a 16-bit C from float sums have one): only C's type tells them apart."""
-    same = lambda t: all(PAIRS[t][k] == PAIRS[pair][k] for k in ("in", "acc", "shapes"))
-    return next((t for t in TYPES[:TYPES.index(pair)] if same(t)), None)
+    return earlier_twin(pair, ("in", "acc", "shapes"), "c")
 
 
 def format_twin(pair):
     """An earlier pair that differs from this one only in how its input bytes are read (int8 and
     uint8, the two FP8 formats): the same sizes, sums, C, shapes, kernels, tiles and loads, so the
     same code but for the instruction's type, if any."""
-    keys = ("in_bytes", "acc", "c", "integer", "ptx_load", "k_major", "shapes", "kernels", "tiles")
-    same = lambda t: PAIRS[t]["in"] != PAIRS[pair]["in"] and all(PAIRS[t][k] == PAIRS[pair][k] for k in keys)
-    return next((t for t in TYPES[:TYPES.index(pair)] if same(t)), None)
+    return earlier_twin(pair, ("in_bytes", "acc", "c", "integer", "ptx_load", "k_major", "shapes", "kernels",
+                               "tiles"), "in")
 
 
 # The configurations compiled (pair, shape, transpose A, transpose B): every pair at its default
