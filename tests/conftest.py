@@ -42,13 +42,17 @@ def config_defines(type_pair=None, shape=None, ta=None, tb=None):
 
 
 # Those whose ./gemm test_gemm.py runs: the document's own pair in every layout, every other
-# pair at its default shape in NN, TN and TT (the host's transposes are the same code for
-# every pair; NT is built as device code), FP8, whose host code is the other pairs', in NN and
-# TN, the layouts the post runs; and four non-default shapes (which change the padding and the
-# tiles that --plant=tile moves).
+# pair at its default shape in NN and TN, the layouts the post runs (the host's transposes are
+# the same code for every pair; the other layouts are built as device code); and four
+# non-default shapes, two of them with A transposed (they change the padding and the tiles that
+# --plant=tile moves).
 DOCUMENT_PAIR = REGISTRY["build"]["type"]
 EXECUTABLES = [(t, default_shape(t), ta, tb) for t in TYPES for ta in (0, 1) for tb in (0, 1)
-               if (t == DOCUMENT_PAIR or (ta, tb) != (1, 0)) and (PAIRS[t]["tiles"] or ta == 0)]
+               if t == DOCUMENT_PAIR or ta == 0]
+# Those of them whose machine code is made (ptxas, a third of a compile) and kept: every pair
+# once, in TN. The others carry PTX alone (target compute_90): run without a GPU, as the tests
+# run them, ./gemm never reaches its device code.
+WITH_SASS = [(t, default_shape(t), 0, 1) for t in TYPES]
 EXECUTABLES += [("U8_IN_I32_OUT", "32x8x16", 1, 0), ("BF16_IN_F32_OUT", "8x32x16", 0, 1),
                 ("F16_IN_OUT", "32x8x16", 0, 0), ("I8_IN_I32_OUT", "8x32x16", 1, 1)]
 def earlier_twin(pair, same, differs):
@@ -95,9 +99,9 @@ def config_name(config):
 class Compiles:
     """The configurations of gemm.md compiled for sm_90, each once in the session whichever
     test asks for it first: those in EXECUTABLES as ./gemm (the default shape left to the
-    document, as a plain `make` does), with the cubin and PTX of that same compile kept beside
-    it; the rest as PTX alone (ptxas, a third of a compile, runs on the others). compiles(config)
-    -> (CompletedProcess, executable or None, cubin, which exists only beside an executable);
+    document, as a plain `make` does), with the PTX of that same compile kept beside it, and
+    the cubin too for those in WITH_SASS; the rest as PTX alone. compiles(config)
+    -> (CompletedProcess, executable or None, cubin, which exists only beside those of WITH_SASS);
     the PTX is the cubin's path with the suffix .ptx. Safe to call from threads."""
 
     def __init__(self, source, folder):
@@ -129,7 +133,8 @@ class Compiles:
         if config in EXECUTABLES:
             shape_option = None if shape == default_shape(pair) else shape
             result = gemmlib.nvcc(self.source, out, config_defines(pair, shape_option, ta, tb),
-                                  gpu="sm_90", keep=True, niceness=niceness)
+                                  gpu="sm_90" if config in WITH_SASS else "compute_90", keep=True,
+                                  niceness=niceness)
             return result, out, cubin
         return gemmlib.nvcc(self.source, cubin.with_suffix(".ptx"), config_defines(*config), gpu="sm_90",
                             mode="ptx", niceness=niceness), None, cubin

@@ -1,8 +1,8 @@
 """Compile-time configuration of gemm.md: type pairs, WMMA shapes, transposes, the Makefile.
 
 No GPU is needed. Valid configurations are compiled once, by conftest's `builds`: most for
-the device only (nvcc -cubin, which runs the front end, cicc and ptxas on the kernel), those
-whose ./gemm test_gemm.py runs as executables with their device code kept; invalid ones only
+the device only, as PTX; those whose ./gemm test_gemm.py runs as executables, each pair's
+first in TN with its machine code (ptxas) kept; invalid ones only
 as far as PTX, which is where gemm.md's static_asserts fire. The pairs, shapes and tiles come
 from ./gemm --describe (conftest.REGISTRY).
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EXECUTABLES, PAIRS, REGISTRY, SHAPES, TYPES, VALID
+from conftest import PAIRS, REGISTRY, SHAPES, TYPES, VALID, WITH_SASS
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -100,7 +100,7 @@ def test_valid_configuration_compiles_its_kernel(device_builds, config):
     # The machine code, where the session built it (beside an executable): every kernel has code.
     data = cubin.read_bytes() if cubin.exists() else None
     assert data is None or data[:4] == b"\x7fELF", "the cubin is not an ELF file"
-    assert data is not None or config not in EXECUTABLES
+    assert data is not None or config not in WITH_SASS
     ptx = cubin.with_suffix(".ptx").read_text()
     if "tiled" not in PAIRS[type_pair]["kernels"]:
         # A pair with no WMMA shape (FP8): none of the WMMA kernels is compiled, and no WMMA.
