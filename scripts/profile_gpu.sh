@@ -8,10 +8,10 @@
 # warps' stalls and the schedulers' issue rate. With change files of worklog/, a variant.
 #
 #   bash scripts/profile_gpu.sh [--cublas-first] [--change FILE ...] [SIZE ...]
-#   bash scripts/profile_gpu.sh --tiled-against CONFIG [SIZE ...]
+#   bash scripts/profile_gpu.sh --tiled-against CONFIG [--type PAIR] [--kernel tiled|mma] [SIZE ...]
 #
-# With --tiled-against, the tiled kernel and the CUTLASS configuration CONFIG of
-# peers/cutlass.h (such as cutlass80_128x256_s3) instead, from gemm-cutlass (peerlib.py), with
+# With --tiled-against, the tiled kernel (or the mma.sync kernel) and the CUTLASS configuration
+# CONFIG of peers/cutlass.h (such as cutlass80_128x256_s3) instead, for PAIR if given, from gemm-cutlass (peerlib.py), with
 # the shared memory's bank conflicts and the instruction mix besides, and then, in a pass of
 # their own for each group (a name this ncu lacks fails that pass only), L2's sectors by where
 # they come from and go to, DRAM's bytes, and the share of issue slots lost to each stall.
@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-build/profile}
 mkdir -p "$OUT"
 # Each profiled kernel: the regular expression of its name, and the --kernel of ./gemm's run.
-changes= kernels=(gemm_wgmma 'nvjet|sm90_xmma|cutlass') runs=(wgmma wgmma) peer= more=()
+changes= kernels=(gemm_wgmma 'nvjet|sm90_xmma|cutlass') runs=(wgmma wgmma) peer= more=() pair=F16_IN_F32_OUT
 if [ "${1:-}" = "--cublas-first" ]; then
     kernels=('nvjet|sm90_xmma|cutlass' gemm_wgmma)
     shift
@@ -30,6 +30,12 @@ elif [ "${1:-}" = "--tiled-against" ] && [ $# -ge 2 ]; then
     peer=$2 kernels=(gemm_tiled '^Kernel') runs=(tiled "$2")
     more=(--section MemoryWorkloadAnalysis_Tables --section InstructionStats)
     shift 2
+    # another pair, or the mma.sync kernel (whose kernels are gemm_tiled too), where asked
+    while [ "${1:-}" = "--type" ] || [ "${1:-}" = "--kernel" ]; do
+        [ $# -ge 2 ] || { echo "usage: bash scripts/profile_gpu.sh --tiled-against CONFIG [--type PAIR] [--kernel tiled|mma] [SIZE ...]" >&2; exit 2; }
+        case $1 in --type) pair=$2 ;; --kernel) runs[0]=$2 ;; esac
+        shift 2
+    done
 fi
 while [ "${1:-}" = "--change" ]; do
     [ $# -ge 2 ] || { echo "usage: bash scripts/profile_gpu.sh [--cublas-first] [--change FILE ...] [SIZE ...]" >&2; exit 2; }
@@ -45,7 +51,7 @@ fi
 command -v ncu > /dev/null || { echo "profile_gpu: no ncu (Nsight Compute) on this machine" >&2; exit 3; }
 build=build/profile-gemm
 if [ -n "$peer" ]; then
-    mkdir -p "$build" && python3 scripts/peerlib.py build --type F16_IN_F32_OUT --transpose-a 0 --transpose-b 1 -o "$build/gemm" || exit 1
+    mkdir -p "$build" && python3 scripts/peerlib.py build --type "$pair" --transpose-a 0 --transpose-b 1 -o "$build/gemm" || exit 1
 else
 python3 - "$build" "$changes" <<'PY' || exit 1
 import sys
