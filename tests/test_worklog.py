@@ -576,7 +576,7 @@ def test_a_step_is_measured_with_its_own_tile(gemm_cu, nvcc, defines, tmp_path):
     pairs' early steps use 128 x 256, which the run-time choice would not take for them."""
     binary = tmp_path / "i8-step"
     settings = ["-DBLOCK_M=128", "-DBLOCK_N=256", "-DBLOCK_K=64", "-DBLOCK_WARPS_M=2", "-DBLOCK_WARPS_N=4"]
-    result = nvcc(gemm_cu, binary, defines("I8_IN_I32_OUT", None, 0, 1) + settings)
+    result = nvcc(gemm_cu, binary, defines("I8_IN_I32_OUT", None, 0, 1) + settings, arch="compute_90")
     assert result.returncode == 0, result.stderr
     assert worklog.worklog_tile(binary) == "128x256x64"
     tiles = subprocess.run([str(binary), "--help"], capture_output=True, text=True).stdout
