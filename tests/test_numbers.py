@@ -813,3 +813,10 @@ def test_the_mma_sync_kernels_counts_are_its_results():
     ours, cutlass = counts("results/h200-2026-11-26-profile-tiled-cutlass-l2-8192.txt")
     assert 1.75 < ours[0] / cutlass[0] < 2
     assert "reads nearly twice as many sectors from L2" in " ".join(POST.split())
+
+
+def test_the_post_is_dated_by_its_newest_results():
+    """The front matter's date is the date of the newest measurement the post names."""
+    dated = re.findall(r"(?:h100|h200|hbm3)-(20\d\d-\d\d-\d\d)", POST)
+    front = re.search(r'(?m)^date: "(20\d\d-\d\d-\d\d)"$', POST[:POST.index("\n---", 4)])
+    assert dated and front and front[1] == max(dated), (front and front[1], max(dated))
