@@ -170,8 +170,10 @@ def explore_variants(type_pair):
         variants += [
             ("w64x128-s2", "block 256 x 256, 4 x 2 warps of 64 x 128, 2 stages", dict(square, STAGES=2)),
             ("w64x128-s3", "the same, 3 stages", dict(square, STAGES=3)),
-            ("w64x128-s2-p0", "the same, 2 stages, not ahead", dict(square, STAGES=2, PREFETCH_FRAGMENTS=0)),
-            ("w64x128-s3-p0", "the same, 3 stages, not ahead", dict(square, STAGES=3, PREFETCH_FRAGMENTS=0)),
+            ("w64x128-s2-p0", "the same, 2 stages, not ahead", dict(square, STAGES=2, PREFETCH_FRAGMENTS=0,
+                                                                     SPREAD_COPIES=0)),
+            ("w64x128-s3-p0", "the same, 3 stages, not ahead", dict(square, STAGES=3, PREFETCH_FRAGMENTS=0,
+                                                                     SPREAD_COPIES=0)),
             ("w64x128-s3-ns", "the same, 3 stages, copies not spread", dict(square, STAGES=3, SPREAD_COPIES=0)),
             ("b128x512-s2", "block 128 x 512, 2 x 4 warps of 64 x 128, 2 stages",
              {"BLOCK_N": 512, "STAGES": 2}),
@@ -742,7 +744,12 @@ def fragment(path, name):
     lines = [line for chunk, _, _, body in pieces if chunk == name for line in body]
     if not lines:
         raise ValueError(f"{path} has no fragment <<{name}>>")
-    return lines
+    expanded = []   # a reference to another fragment of the same file, in its place and indent
+    for line in lines:
+        inner = re.fullmatch(r"(\s*)<<(.+)>>\s*", line)
+        expanded += ([inner[1] + l if l and not l.startswith("#") else l for l in fragment(path, inner[2])]
+                     if inner else [line])
+    return expanded
 
 
 def excerpt(name):
