@@ -249,7 +249,12 @@ def test_fragments_ahead_need_an_even_number_of_wk_steps(gemm_cu, nvcc, defines,
     refused = nvcc(gemm_cu, tmp_path / "odd.cubin", flags, mode="cubin")
     assert refused.returncode != 0
     assert "PREFETCH_FRAGMENTS needs an even number of WK steps" in refused.stderr
-    accepted = nvcc(gemm_cu, tmp_path / "odd0.cubin", flags + ["-DPREFETCH_FRAGMENTS=0"], mode="cubin")
+    # (the copies are spread only in the loop that loads ahead: without it, SPREAD_COPIES is refused)
+    spread = nvcc(gemm_cu, tmp_path / "odd1.ptx", flags + ["-DPREFETCH_FRAGMENTS=0"], mode="ptx")
+    assert spread.returncode != 0
+    assert "SPREAD_COPIES spreads the copies of the loop with PREFETCH_FRAGMENTS only" in spread.stderr
+    accepted = nvcc(gemm_cu, tmp_path / "odd0.cubin", flags + ["-DPREFETCH_FRAGMENTS=0", "-DSPREAD_COPIES=0"],
+                    mode="cubin")
     assert accepted.returncode == 0, accepted.stderr
 
 
