@@ -48,6 +48,7 @@ SESSION = "results/nvidia-h100-80gb-hbm3-2026-11-26-4.csv"         # the results
 LATER = "results/nvidia-h100-80gb-hbm3-2026-11-27.csv"            # the pairs that came after it
 PEERS = "results/nvidia-h100-80gb-hbm3-2026-11-27-peers.csv"      # "Beside CUTLASS"
 PEERS_INT8 = "results/nvidia-h100-80gb-hbm3-2026-11-27-peers-int8.csv"   # int8 on the mma.sync kernel
+ENERGY = "results/nvidia-h100-80gb-hbm3-2026-11-26-energy-floors-1.csv"   # "Run to run": clock and energy
 H9_FLOORS = [f"results/nvidia-h100-80gb-hbm3-2026-11-25-h9-floors-{i}.csv" for i in (1, 2, 3)]   # every layout
 WORST_CELLS = "results/nvidia-h100-80gb-hbm3-2026-11-25-worst-cells.txt"   # three of them, run again
 WORKLOG = "results/nvidia-h100-80gb-hbm3-2026-11-22-worklog.csv"         # the tiled kernel's steps as measured

@@ -510,6 +510,19 @@ def clocks_sampled():
     return [int(r[1].split()[0]) for r in rows if len(r) == 5 and r[4].strip() != "0x0000000000000001"]
 
 
+@lru_cache(maxsize=None)
+def _steady():
+    import floors   # the tables' own reading of a floors run: one place for what a run measured
+    return floors.conditions(floors.sweep.read_csv(REPO / post_tables.ENERGY)[1])
+
+
+def steady(measure):
+    """One measure of the Hopper kernel against cuBLAS back to back at the power cap (--sustain),
+    for every pair and layout of the run behind "Run to run"'s energy table: "per_clock" (a
+    share of cuBLAS's speed per clock), "clock" and "cublas_clock" (MHz), "energy" (a share)."""
+    return [m[measure] for (_, _, _, mode), m in sorted(_steady().items()) if mode == "sustained"]
+
+
 def found(path, pattern, dotall=False):
     """Every match of a regular expression in a text file of results/: its groups (strings)."""
     return re.findall(pattern, (REPO / path).read_text(encoding="utf-8"), re.S if dotall else 0)
@@ -559,7 +572,7 @@ def namespace():
         s3, pct, pcts, span, more, at_least, sp1, d0, d1, d2, sizes, shares, vs_cutlass, H9, H9_cell, worst_cells,
         cublas_spread, W1, W1x, W2, reruns, HW, gains, gains_by_m, own_gains, turn_share, csv_runs, settings_speed,
         printed, T192, long_k, R, tile_share, X, counter, profiled, profiled_ratio, that_day, found, prototype,
-        prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled)})
+        prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady)})
     names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  EPILOGUE=post_tables.HOPPER_EPILOGUE.format,
