@@ -523,6 +523,15 @@ def steady(measure):
     return [m[measure] for (_, _, _, mode), m in sorted(_steady().items()) if mode == "sustained"]
 
 
+def ncu_us(path, size, kernel):
+    """The durations (µs) Nsight Compute gave a kernel in the "== SIZE^3, ncu" part of a log of
+    results/ (the Hopper worklog's runs at small sizes)."""
+    text = (REPO / path).read_text(encoding="utf-8")
+    part = text.split(f"== {size}^3, ncu")[1].split("\n== ")[0]
+    return [float(x) for x in re.findall(rf"^  (?:void )?{kernel}\b.*\n\s+gpu__time_duration\.sum\s+us\s+([\d.]+)",
+                                         part, re.M)]
+
+
 def found(path, pattern, dotall=False):
     """Every match of a regular expression in a text file of results/: its groups (strings)."""
     return re.findall(pattern, (REPO / path).read_text(encoding="utf-8"), re.S if dotall else 0)
@@ -572,9 +581,10 @@ def namespace():
         s3, pct, pcts, span, more, at_least, sp1, d0, d1, d2, sizes, shares, vs_cutlass, H9, H9_cell, worst_cells,
         cublas_spread, W1, W1x, W2, reruns, HW, gains, gains_by_m, own_gains, turn_share, csv_runs, settings_speed,
         printed, T192, long_k, R, tile_share, X, counter, profiled, profiled_ratio, that_day, found, prototype,
-        prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady)})
+        prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady, ncu_us)})
     names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
+                 SMALL="results/hopper-worklog-1/wgmma-small.txt",
                  EPILOGUE=post_tables.HOPPER_EPILOGUE.format,
                  TURNS=post_tables.HOPPER_TURNS.format, LAST_WAVE=post_tables.LAST_WAVE,
                  FIRST_RULE=post_tables.FIRST_RULE)

@@ -378,7 +378,8 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     shown_cells = [(k, t, n) for k in keys[:6] for t in SIXTEEN for n in (8192, 3000)
                    if n == 8192 or t == SIXTEEN[0]]
     assert all(abs(T3[(k, "wgmma", t, n)] / H[(k, "wgmma", t, n)] - 1) < 0.05 for k, t, n in shown_cells)
-    assert "whose cells for steps 1 to 6 lie within 5 % of the first's" in text
+    within = re.search(r"whose cells for steps 1 to 6 lie within <!--n [^>]*-->([\d.]+)<!--/n--> % of the first's", text)
+    assert within and float(within[1]) < 5   # generated, from these cells
     # The epilogue's experiments (Appendix G).
     epilogue = {}
     for size in (8192, 4096, 3000):
