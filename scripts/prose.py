@@ -532,6 +532,17 @@ def ncu_us(path, size, kernel):
                                          part, re.M)]
 
 
+def ncu_counter(path, kernel, metric):
+    """A counter Nsight Compute gave the kernel whose name begins with `kernel` ("gemm_wgmma",
+    or cuBLAS's "nvjet") in a log of results/ of its --metrics passes, as a number."""
+    text = (REPO / path).read_text(encoding="utf-8")
+    for part in text.split('==PROF== Profiling "')[1:]:
+        match = re.search(rf"^\s+{re.escape(metric)}\s+\S+\s+([\d,.]+)$", part, re.M)
+        if part.startswith(kernel) and match:
+            return float(match[1].replace(",", ""))
+    raise KeyError(f"{metric} of {kernel} in {path}")
+
+
 def found(path, pattern, dotall=False):
     """Every match of a regular expression in a text file of results/: its groups (strings)."""
     return re.findall(pattern, (REPO / path).read_text(encoding="utf-8"), re.S if dotall else 0)
@@ -581,10 +592,12 @@ def namespace():
         s3, pct, pcts, span, more, at_least, sp1, d0, d1, d2, sizes, shares, vs_cutlass, H9, H9_cell, worst_cells,
         cublas_spread, W1, W1x, W2, reruns, HW, gains, gains_by_m, own_gains, turn_share, csv_runs, settings_speed,
         printed, T192, long_k, R, tile_share, X, counter, profiled, profiled_ratio, that_day, found, prototype,
-        prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady, ncu_us)})
+        prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady, ncu_us, ncu_counter)})
     names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  SMALL="results/hopper-worklog-1/wgmma-small.txt",
+                 SHIPPED_NCU="results/h100-2026-11-27-profile-clusters-shipped-metrics.txt",
+                 CLUSTERS_NCU="results/h100-2026-11-27-profile-clusters-variant-metrics.txt",
                  EPILOGUE=post_tables.HOPPER_EPILOGUE.format,
                  TURNS=post_tables.HOPPER_TURNS.format, LAST_WAVE=post_tables.LAST_WAVE,
                  FIRST_RULE=post_tables.FIRST_RULE)
