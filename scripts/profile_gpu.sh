@@ -11,10 +11,11 @@
 #   bash scripts/profile_gpu.sh --tiled-against CONFIG [--type PAIR] [--kernel tiled|mma] [SIZE ...]
 #
 # With --tiled-against, the tiled kernel (or the mma.sync kernel) and the CUTLASS configuration
-# CONFIG of peers/cutlass.h (such as cutlass80_128x256_s3) instead, for PAIR if given, from gemm-cutlass (peerlib.py), with
-# the shared memory's bank conflicts and the instruction mix besides, and then, in a pass of
-# their own for each group (a name this ncu lacks fails that pass only), L2's sectors by where
-# they come from and go to, DRAM's bytes, and the share of issue slots lost to each stall.
+# CONFIG of peers/cutlass.h (such as cutlass80_128x256_s3) instead, for PAIR if given (by default
+# F16_IN_F32_OUT), from gemm-cutlass (peerlib.py), with the shared memory's bank conflicts and
+# the instruction mix besides, and then, in a pass of their own for each group (a name this ncu
+# lacks fails that pass only), L2's sectors by where they come from and go to, DRAM's bytes,
+# and the share of issue slots lost to each stall.
 #
 # Results go to $OUT (default build/profile): profile-SIZE.txt for each size.
 set -u
