@@ -543,6 +543,15 @@ def ncu_counter(path, kernel, metric):
     raise KeyError(f"{metric} of {kernel} in {path}")
 
 
+def probe_speed(path, build, size, impl="mma"):
+    """The median speed (eTOPS) of one build of a tile probe (gpu_session.sh probe) at size^3,
+    its first tile forced (not the runs of every tile), the runs that passed."""
+    with open(REPO / path, encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["probe"].endswith(build) and r["forced_tile"] != "all"]
+    return statistics.median(float(r["etops"]) for r in rows
+                             if r["M"] == str(size) and r["impl"] == impl and r["result"] == "PASS")
+
+
 def found(path, pattern, dotall=False):
     """Every match of a regular expression in a text file of results/: its groups (strings)."""
     return re.findall(pattern, (REPO / path).read_text(encoding="utf-8"), re.S if dotall else 0)
@@ -592,12 +601,16 @@ def namespace():
         s3, pct, pcts, span, more, at_least, sp1, d0, d1, d2, sizes, shares, vs_cutlass, H9, H9_cell, worst_cells,
         cublas_spread, W1, W1x, W2, reruns, HW, gains, gains_by_m, own_gains, turn_share, csv_runs, settings_speed,
         printed, T192, long_k, R, tile_share, X, counter, profiled, profiled_ratio, that_day, found, prototype,
-        prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady, ncu_us, ncu_counter)})
+        prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady, ncu_us, ncu_counter,
+        probe_speed)})
     names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  SMALL="results/hopper-worklog-1/wgmma-small.txt",
                  SHIPPED_NCU="results/h100-2026-11-27-profile-clusters-shipped-metrics.txt",
                  CLUSTERS_NCU="results/h100-2026-11-27-profile-clusters-variant-metrics.txt",
+                 INT8_NCU="results/h100-2026-11-27-profile-int8-mma-cutlass.txt",
+                 INT8_PROBE="results/h100-2026-11-27-int8-mma-probe-2.csv",
+                 INT8_PROBE_TILED="results/h100-2026-11-27-int8-mma-probe-2-tiled.csv",
                  EPILOGUE=post_tables.HOPPER_EPILOGUE.format,
                  TURNS=post_tables.HOPPER_TURNS.format, LAST_WAVE=post_tables.LAST_WAVE,
                  FIRST_RULE=post_tables.FIRST_RULE)
