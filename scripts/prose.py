@@ -552,6 +552,14 @@ def probe_speed(path, build, size, impl="mma"):
                              if r["M"] == str(size) and r["impl"] == impl and r["result"] == "PASS")
 
 
+def runs(source, what="runs"):
+    """A sweep's count (source: S, L, ...): "runs", one per pair, layout and size, every kernel
+    and cuBLAS in one process; "lines", its timed lines; "failed", the lines that did not pass."""
+    rows = sweep.read_csv(REPO / source.path)[1]
+    return {"runs": len({(r["type"], r["transpose_b"], r["M"]) for r in rows}), "lines": len(rows),
+            "failed": sum(r["result"] != "PASS" for r in rows)}[what]
+
+
 def found(path, pattern, dotall=False):
     """Every match of a regular expression in a text file of results/: its groups (strings)."""
     return re.findall(pattern, (REPO / path).read_text(encoding="utf-8"), re.S if dotall else 0)
@@ -602,7 +610,7 @@ def namespace():
         cublas_spread, W1, W1x, W2, reruns, HW, gains, gains_by_m, own_gains, turn_share, csv_runs, settings_speed,
         printed, T192, long_k, R, tile_share, X, counter, profiled, profiled_ratio, that_day, found, prototype,
         prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady, ncu_us, ncu_counter,
-        probe_speed)})
+        probe_speed, runs)})
     names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  SMALL="results/hopper-worklog-1/wgmma-small.txt",
