@@ -9,6 +9,7 @@ quotes by hand, against the files they come from.
 """
 
 import csv
+import fnmatch
 import importlib.util
 import math
 import re
@@ -822,3 +823,25 @@ def test_the_post_is_dated_by_its_newest_results():
     dated = re.findall(r"(?:h100|h200|hbm3)-(20\d\d-\d\d-\d\d)", POST)
     front = re.search(r'(?m)^date: "(20\d\d-\d\d-\d\d)"$', POST[:POST.index("\n---", 4)])
     assert dated and front and front[1] == max(dated), (front and front[1], max(dated))
+
+
+def test_every_results_file_the_post_and_the_readme_name_is_there():
+    """A file named in gemm.md or README.md, whole (`results/NAME`, `h100-…`), by a pattern
+    (`…-NAME.*`, `NAME*`) or shortened (`…-NAME.csv`), is in results/: what leaves the tree is
+    what nothing names."""
+    found = [str(p.relative_to(REPO / "results")) for p in (REPO / "results").rglob("*") if p.is_file()]
+    folders = {str(p.relative_to(REPO / "results")) for p in (REPO / "results").rglob("*") if p.is_dir()}
+
+    def there(name):
+        name = name.rstrip(".,;:)").removeprefix("results/")
+        if name.rstrip("/") in folders:
+            return True
+        pattern = "*" + name.split("…", 1)[1] if "…" in name else name
+        return any(fnmatch.fnmatch(f, pattern) or ("…" in name or "*" in name) and fnmatch.fnmatch(f, pattern + "*")
+                   for f in found)
+
+    for doc in ("gemm.md", "README.md"):
+        text = (REPO / doc).read_text(encoding="utf-8")
+        names = set(re.findall(r"`(?:results/)?((?:…|h100-|h200-|nvidia-h)[^`\s]*)`", text))
+        names |= set(re.findall(r"results/([\w.*…/-]+[\w*/])", text))
+        assert names and not [n for n in sorted(names) if not there(n)], doc
