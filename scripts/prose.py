@@ -312,17 +312,18 @@ def turn_share(path, pair, problem, build="new"):
 
 
 @lru_cache(maxsize=None)
-def turns(path, shares=False):
+def turns(path, shares=False, impl="wgmma"):
     """{(pair, "MxNxK"): the new build's median share of cuBLAS over the base build's} of a
-    compare_gpu.py CSV of the Hopper kernel: per process, its speed over cuBLAS's; the medians'
-    ratio (with shares, each build's median share instead, as {"base": ..., "new": ...})."""
+    compare_gpu.py CSV of a kernel (the Hopper kernel's unless `impl` says): per process, its
+    speed over cuBLAS's; the medians' ratio (with shares, each build's median share instead, as
+    {"base": ..., "new": ...})."""
     rows = compare_rows(path)
     found = {}
     for key in {(r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}') for r in rows}:
         runs = [r for r in rows if (r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}') == key]
         def share(build):
             picked = [r for r in runs if r["compared"] == build]
-            kernel = [r for r in picked if r["impl"] == "wgmma"]
+            kernel = [r for r in picked if r["impl"] == impl]
             cublas = [r for r in picked if r["impl"] == "cublas"]
             return statistics.median(float(k["etops"]) / float(c["etops"]) for k, c in zip(kernel, cublas))
         found[key] = {b: share(b) for b in ("base", "new")} if shares else share("new") / share("base")
@@ -345,10 +346,10 @@ def gains_by_m(path, sides, keep=True):
     return [r - 1 for (p, problem), r in sorted(turns(path).items()) if (int(problem.split("x")[0]) in sides) == keep]
 
 
-def gains(path, pairs, problems):
+def gains(path, pairs, problems, impl="wgmma"):
     """The new build's gain over the base build (a share above 1, less 1) of a compare_gpu.py
     CSV, for each pair and problem given ("2048", or "MxNxK"), where it ran."""
-    found = turns(path)
+    found = turns(path, impl=impl)
     keys = [(p, problem_key(n)) for p in pairs for n in problems]
     return [found[k] - 1 for k in keys if k in found]
 
