@@ -38,6 +38,7 @@ sweep, worklog, numbers, floors, peers, prose = (load("sweep"), load("worklog"),
 shown = worklog.shown   # a number as the tables show it, so per cents follow from what is written
 POST = (REPO / "gemm.md").read_text(encoding="utf-8")
 PROSE = re.sub(r"\s+", " ", POST)
+SHOWN = prose.MARKER.sub(lambda m: m[2], PROSE)   # the prose as read: the values its markers show
 # The worklog's first session, whose numbers Appendix F quotes as each step was measured.
 W = {(r["step"], r["kind"], r["impl"], r["type"]): r["etops"]
      for r in worklog.read_worklog(REPO / numbers.WORKLOG)[1] if r.get("result") != "FAIL"}
@@ -106,7 +107,7 @@ def test_the_counts_of_runs_and_checks_are_the_files():
     rows = sweep.read_csv(REPO / numbers.SWEEP)[1]
     runs = {(r["type"], r["transpose_b"], r["M"]) for r in rows}
     assert len(rows) == 420 and len(runs) == 140 and all(r["result"] == "PASS" for r in rows)
-    assert "all 140 runs (420 timed lines) passed" in prose.MARKER.sub(lambda m: m[2], PROSE)
+    assert "all 140 runs (420 timed lines) passed" in SHOWN
     lines = (REPO / "results/h100-2026-11-23-check-split-results.txt").read_text().splitlines()
     passed = sum(line.startswith("PASS ") for line in lines)
     failed = sum(line.startswith("FAIL ") for line in lines)
@@ -116,7 +117,7 @@ def test_the_counts_of_runs_and_checks_are_the_files():
     assert sum("--tile=all" in line for line in lines) > 400, "every tile was checked"
     assert sum("--split-k=3" in line for line in lines) >= 68, "split K, forced, in every configuration"
     assert sum("64x64x16384" in line for line in lines) == 68, "split K, chosen, in every configuration"
-    assert "704 passed, 0 failed, on 2026-11-23" in prose.MARKER.sub(lambda m: m[2], PROSE)
+    assert "704 passed, 0 failed, on 2026-11-23" in SHOWN
     assert f"`{numbers.SWEEP[:-4]}.*`" in PROSE
     assert f"{numbers.SWEEP[:-4]}.svg" in POST
 
@@ -421,7 +422,7 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     # The check with the Hopper kernel as shipped.
     lines = (REPO / "results/h100-2026-11-23-check-batched-results.txt").read_text().splitlines()
     assert sum(x.startswith("PASS ") for x in lines) == 710 and not any(x.startswith("FAIL") for x in lines)
-    assert "all 710 runs passed" in prose.MARKER.sub(lambda m: m[2], text)
+    assert "all 710 runs passed" in SHOWN
     assert "gemm.md at cc2f104" in (REPO / "results/h100-2026-11-23-check-batched.txt").read_text() or \
         "cc2f104" in text
     notes = (REPO / "results/h100-2026-11-23-check-batched-sanitizers.txt").read_text()
@@ -435,8 +436,7 @@ def test_the_results_chapter_is_its_session():
     rows = sweep.read_csv(REPO / numbers.SESSION)[1]
     assert len(rows) == 670 and all(r["result"] == "PASS" for r in rows)
     assert len({(r["type"], r["transpose_b"], r["M"]) for r in rows}) == 220
-    shown = prose.MARKER.sub(lambda m: m[2], text)   # the values the markers show
-    assert "all 220 runs (670 timed lines) passed" in shown
+    assert "all 220 runs (670 timed lines) passed" in SHOWN
     assert {r["impl"] for r in rows} == {"simple", "tiled", "dmma", "wgmma", "cublas"}
     # the double kernel: double's runs only
     assert {(r["type"], r["transpose_b"]) for r in rows if r["impl"] == "dmma"} == {("F64_IN_OUT", b) for b in (0, 1)}
@@ -448,7 +448,7 @@ def test_the_results_chapter_is_its_session():
     later_types = {r["type"] for r in later}
     assert all(r["result"] == "PASS" for r in later)
     assert len({(r["type"], r["transpose_b"], r["M"]) for r in later}) == 40
-    assert "timed them the same way, every kernel beside cuBLAS; all 40 runs passed" in shown
+    assert "timed them the same way, every kernel beside cuBLAS; all 40 runs passed" in SHOWN
     assert {r["type"] for r in rows} | later_types == set(sweep.TYPES)
     assert not {r["type"] for r in rows} & later_types
     assert hopper == {(t, b) for t in sweep.TYPES if t not in ("F64_IN_OUT", *later_types) for b in (0, 1)}
