@@ -317,7 +317,7 @@ def turns(path, shares=False, impl="wgmma"):
     compare_gpu.py CSV of a kernel (the Hopper kernel's unless `impl` says): per process, its
     speed over cuBLAS's; the medians' ratio (with shares, each build's median share instead, as
     {"base": ..., "new": ...})."""
-    rows = compare_rows(path)
+    rows = [r for r in compare_rows(path) if r["compared"] in ("base", "new")]   # not --also's runs
     found = {}
     for key in {(r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}') for r in rows}:
         runs = [r for r in rows if (r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}') == key]
