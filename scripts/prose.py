@@ -602,6 +602,67 @@ def printed(path, heading, column):
     return values
 
 
+def setting(name):
+    """A constant of gemm.md's code, `constexpr ... NAME = value;`, as a number."""
+    text = (REPO / "gemm.md").read_text(encoding="utf-8")
+    return float(re.search(rf"constexpr \w+ {name} = ([\d.]+);", text)[1])
+
+
+def width_speed(n):
+    """The speed of the Hopper kernel's tile n wide, as HOPPER_WIDTHS in gemm.md gives it."""
+    text = (REPO / "gemm.md").read_text(encoding="utf-8")
+    widths = re.search(r"HOPPER_WIDTHS\[\] = \{(.*?)\};", text)[1]
+    return float(dict(re.findall(r"\{(\d+), ([\d.]+)\}", widths))[str(n)])
+
+
+def sms(gpu="h100"):
+    """The multiprocessors of a GPU that ./gemm --describe knows."""
+    return next(g["sms"] for g in post_tables.gemmlib.registry()["gpus"] if g["name"] == gpu)
+
+
+def hopper_blocks(side, width):
+    """The Hopper kernel's blocks for side^3, padded to whole 128 x 256 tiles, `width` wide."""
+    padded = -(-side // 256) * 256
+    return padded // 128 * (padded // width)
+
+
+def waves(blocks, gpu="h100"):
+    """Whole waves of blocks, one block to a multiprocessor."""
+    return -(-blocks // sms(gpu))
+
+
+def narrow_speeds(width):
+    """The first split rule's runs with the tile width forced (...-last-wave-variant-runs.csv):
+    per 16-bit pair, the speed of the tile `width` wide over the 256-wide one's."""
+    with open(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-variant-runs.csv", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["impl"] == "wgmma" and "--hopper-width" in r["options"]]
+    speed = {(r["type"], r["options"].rsplit("=", 1)[1]): float(r["etops"]) for r in rows}
+    return [speed[(p, str(width))] / speed[(p, "256")] for p in sorted({p for p, _ in speed})]
+
+
+def split_wave_costs():
+    """The in-kernel sum's split wave at 3000^3 (...-sum-inside.csv), per 16-bit pair, in steps of
+    the 256-wide tile beyond its slices' share: unsplit, three waves of 47 steps of the 192-wide
+    tile at its speed; split, two whole waves and 10 steps of the last."""
+    rows = compare_rows("results/nvidia-h100-80gb-hbm3-2026-11-25-sum-inside.csv")
+    steps, tiles = -(-3000 // 64), hopper_blocks(3000, 256)
+    slices = min(sms() // (tiles % sms()), steps // 4, 16)   # hopper_split's, for the last wave's tiles
+    unsplit = waves(hopper_blocks(3000, 192)) * steps * (192 / 256) / width_speed(192)
+    split = tiles // sms() * steps + -(-steps // slices)
+    costs = []
+    for p in ("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT"):
+        ms = {b: statistics.median(float(r["median_ms"]) for r in rows if r["type"] == p and r["M"] == "3000"
+                                   and r["impl"] == "wgmma" and r["compared"] == b) for b in ("base", "new")}
+        costs.append(ms["new"] / ms["base"] * unsplit - split)
+    return costs
+
+
+def checks_passed(*paths):
+    """The runs a GPU check passed, over its logs in results/ ("N passed, 0 failed" at the end)."""
+    return sum(int(re.search(r"^(\d+) passed, 0 failed$", (REPO / p).read_text(encoding="utf-8"), re.M)[1])
+               for p in paths)
+
+
 def namespace():
     """The names an expression may use: the sources, the formats, and short names of the
     pairs, layouts (B plain 0, B transposed 1) and kernels."""
@@ -611,7 +672,8 @@ def namespace():
         cublas_spread, W1, W1x, W2, reruns, HW, gains, gains_by_m, own_gains, turn_share, csv_runs, settings_speed,
         printed, T192, long_k, R, tile_share, X, counter, profiled, profiled_ratio, that_day, found, prototype,
         prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady, ncu_us, ncu_counter,
-        probe_speed, runs)})
+        probe_speed, runs, setting, width_speed, sms, hopper_blocks, waves, narrow_speeds,
+        split_wave_costs, checks_passed)})
     names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  SMALL="results/hopper-worklog-1/wgmma-small.txt",

@@ -3,15 +3,16 @@
 The tables of measured numbers in gemm.md are made by scripts (worklog.py
 table, post_tables.py, floors.py report) from the CSVs in results/, and the
 tests here regenerate them and compare. The numbers of the prose are filled by
-scripts/prose.py (tests/test_prose.py holds them fresh); the tests here check
-what the prose says in words about those numbers, and the numbers it still
-quotes by hand, against the files they come from.
+scripts/prose.py (tests/test_prose.py holds them fresh and finds any typed by
+hand); the tests here check what the prose says of those numbers in words
+(which is faster, which passed, where a claim stops holding) against the files
+they come from, and that those files are whole: every run passed, every file
+the post names is in results/.
 """
 
 import csv
 import fnmatch
 import importlib.util
-import math
 import re
 import shutil
 import statistics
@@ -19,8 +20,6 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-
-import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -38,7 +37,6 @@ sweep, worklog, numbers, floors, peers, prose = (load("sweep"), load("worklog"),
 shown = worklog.shown   # a number as the tables show it, so per cents follow from what is written
 POST = (REPO / "gemm.md").read_text(encoding="utf-8")
 PROSE = re.sub(r"\s+", " ", POST)
-SHOWN = prose.MARKER.sub(lambda m: m[2], PROSE)   # the prose as read: the values its markers show
 # The worklog's first session, whose numbers Appendix F quotes as each step was measured.
 W = {(r["step"], r["kind"], r["impl"], r["type"]): r["etops"]
      for r in worklog.read_worklog(REPO / numbers.WORKLOG)[1] if r.get("result") != "FAIL"}
@@ -107,7 +105,6 @@ def test_the_counts_of_runs_and_checks_are_the_files():
     rows = sweep.read_csv(REPO / numbers.SWEEP)[1]
     runs = {(r["type"], r["transpose_b"], r["M"]) for r in rows}
     assert len(rows) == 420 and len(runs) == 140 and all(r["result"] == "PASS" for r in rows)
-    assert "all 140 runs (420 timed lines) passed" in SHOWN
     lines = (REPO / "results/h100-2026-11-23-check-split-results.txt").read_text().splitlines()
     passed = sum(line.startswith("PASS ") for line in lines)
     failed = sum(line.startswith("FAIL ") for line in lines)
@@ -117,7 +114,6 @@ def test_the_counts_of_runs_and_checks_are_the_files():
     assert sum("--tile=all" in line for line in lines) > 400, "every tile was checked"
     assert sum("--split-k=3" in line for line in lines) >= 68, "split K, forced, in every configuration"
     assert sum("64x64x16384" in line for line in lines) == 68, "split K, chosen, in every configuration"
-    assert "704 passed, 0 failed, on 2026-11-23" in SHOWN
     assert f"`{numbers.SWEEP[:-4]}.*`" in PROSE
     assert f"{numbers.SWEEP[:-4]}.svg" in POST
 
@@ -282,52 +278,17 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     keys = ("h-one-role", "h-roles", "h-grouped", "h-batched", "h-widths", "h-persistent", "h-math", "h-copies",
             "h-no-epilogue")
     h = {key: [H[(key, "wgmma", t, 8192)] for t in SIXTEEN] for key in keys}
-    h3 = {key: [H[(key, "wgmma", t, 3000)] for t in SIXTEEN] for key in keys}
-    cublas = [H[("h-persistent", "cublas", t, 8192)] for t in SIXTEEN]
     shown = worklog.shown
     ratio = lambda a, b, g=h: [shown(x) / shown(y) for x, y in zip(g[a], g[b] if isinstance(b, str) else b)]
-    assert [round(x) for x in h["h-one-role"]] == [519, 575, 527]
-    tiled = [step("spread", t) for t in SIXTEEN]   # the tiled kernel as it was then: step 12
-    assert sorted({round(x, 1) for x in ratio("h-one-role", tiled)}) == [1.3, 1.4]
-    assert pct_range(ratio("h-one-role", "h-math")) == "55–61"
-    assert pct_range(ratio("h-one-role", cublas)) == "70–74"
     # a step of 128 x 256 x 64 at the datasheet's peak per multiprocessor and clock (989 TFLOP/s
     # on 132 multiprocessors at 1.83 GHz); wgmma alone does less per clock
     peak = 989e12 / 132 / 1.83e9
-    assert abs(peak - 4096) < 5 and 2 * 128 * 256 * 64 / 4096 == 1024 and "`wgmma`s 1,024 clocks at the peak" in text
+    assert abs(peak - 4096) < 5
     assert min(h["h-math"]) * 1e12 / 132 / 1.98e9 < peak
-    assert pct_range([1 - x for x in ratio("h-roles", "h-one-role")]) == "23–30"
-    assert [round(x) for x in h["h-roles"]] == [398, 402, 382]
-    assert pct_range([x - 1 for x in ratio("h-grouped", "h-roles")]) == "54–67"
-    ms = [2 * 8192 ** 3 / x / 1e9 for x in h["h-roles"]]
-    assert (round(min(ms), 1), round(max(ms), 1)) == (2.7, 2.9)
-    ms3 = [2 * 8192 ** 3 / x / 1e9 for x in h["h-grouped"]]
-    assert [round(x) for x in h["h-grouped"]] == [611, 671, 610]
-    assert pct_range(ratio("h-grouped", cublas)) == "81–87"
-    assert [round(x) for x in h["h-batched"]] == [703, 719, 734]
-    assert [round(100 * (x - 1)) for x in ratio("h-batched", "h-grouped")] == [15, 7, 20]
-    assert pct_range(ratio("h-batched", cublas)) == "93–97"
-    # Step 5: the width by the waves, predicted from HOPPER_WIDTHS and measured at 3000^3.
-    widths = dict(re.findall(r"\{(\d+), ([\d.]+)\}", re.search(r"HOPPER_WIDTHS\[\] = \{(.*?)\};", POST)[1]))
-    assert float(widths["192"]) == 0.88 and "at 0.88 of the speed" in text
-    # The waves at 3000^3, padded to 3072, of blocks 128 rows tall, on the multiprocessors that
-    # --describe gives the H100, each width's columns at its speed of HOPPER_WIDTHS.
-    sms = next(g["sms"] for g in numbers.gemmlib.registry()["gpus"] if g["name"] == "h100")
-    blocks = {w: (3072 // 128) * (3072 // w) for w in (256, 192)}
-    waves = {w: -(-blocks[w] // sms) for w in blocks}
-    assert (f"tiles 256 wide make {blocks[256]} blocks, {blocks[256] / sms:.1f} waves of {sms} and so "
-            f"{waves[256]}; 192 wide, {blocks[192]} blocks, still {waves[192]} waves") in text
-    times = {w: waves[w] * w / float(widths[str(w)]) for w in blocks}
-    assert (f"{waves[192]} × 192 / {widths['192']} = {times[192]:.0f} column-times against "
-            f"{waves[256]} × 256 = {times[256]:.0f}: {times[256] / times[192]:.2f} times as fast") in text
-    assert [round(x) for x in h["h-widths"]] == [702, 720, 735]
-    assert (round(h3["h-batched"][0]), round(h3["h-widths"][0])) == (441, 514)
-    assert [round(x, 2) for x in ratio("h-widths", "h-batched", h3)] == [1.17, 1.16, 1.15]
+    # Step 5: the width by the waves (its arithmetic generated from HOPPER_WIDTHS, prose.waves):
+    # at 3000^3 both widths take the same number of waves, so the narrower one's speed decides
+    assert prose.waves(prose.hopper_blocks(3000, 256)) == prose.waves(prose.hopper_blocks(3000, 192))
     # Step 6: persistent blocks, in the table and taking turns with step 5 (compare_gpu.py).
-    assert pct_range([x - 1 for x in ratio("h-persistent", "h-widths")], 1) == "−1.1–0.3"
-    assert round(100 * (shown(h3["h-persistent"][0]) / shown(h3["h-widths"][0]) - 1)) == 2
-    gains = compare_gains(REPO / HOPPER_COMPARE)
-    assert pct_range(gains["8192"], 1) == "0.7–3.7" and pct_range(gains["3000"], 1) == "2.7–4.6"
     # The parts, from the parts table's run, whose kernel is the last step, H9.
     _, prows = worklog.read_worklog(REPO / HOPPER_PARTS)
     assert all(r["result"] == "PASS" for r in prows if r["kind"] == "hopper")
@@ -342,15 +303,7 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     assert all(r["result"] == "PASS" for r in trows if r["kind"] == "hopper")
     T = {(r["step"], r["impl"], r["type"], int(r["M"])): r["etops"] for r in trows}
     g = {key: [T[(key, "wgmma", t, 8192)] for t in SIXTEEN] for key in keys + ("h-tma-store",)}
-    assert [round(100 * (x - 1), 1) for x in ratio("h-tma-store", "h-persistent", g)] == [1.3, 5.4, 0.7]
-    assert round(g["h-copies"][1]) == 895 and round(h["h-copies"][1]) == 704
     assert h["h-copies"][1] < h["h-persistent"][1] and "no faster than the whole kernel" in text
-    turns = {name: compare_gains(REPO / f"results/h100-2026-11-25-compare-{name}.csv")
-             for name in ("tma-store", "c-ahead")}
-    f32 = [0, 2]
-    assert pct_range([turns["tma-store"][n][i] for n in ("4096", "3000") for i in f32], 1) == "1.6–2.0"
-    assert [round(100 * turns["tma-store"][n][1]) for n in ("4096", "3000")] == [7, 10]
-    assert pct_range(turns["c-ahead"]["4096"] + turns["c-ahead"]["3000"], 1) == "−0.2–0.8"
     # With H7, beta 0 against beta 3, the kernel's own speed (not its share of cuBLAS).
     rows = list(csv.DictReader(line for line in (REPO / "results/h100-2026-11-25-compare-beta-zero-h7.csv")
                                .open(encoding="utf-8") if not line.startswith("#")))
@@ -359,8 +312,6 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
             return statistics.median(float(r["etops"]) for r in rows if r["M"] == size and r["type"] == t
                                      and r["impl"] == "wgmma" and r["compared"] == build)
         return [median("new", t) / median("base", t) - 1 for t in SIXTEEN]
-    assert pct_range(beta_gain("8192"), 1) == "3.4–4.8" and pct_range(beta_gain("4096"), 1) == "6.5–9.5"
-    assert pct_range(beta_gain("3000")) == "12–18"
     # two fifths to two thirds of what the epilogue costs at 8192^3 is reading C
     halves = [b / (e - 1) for b, e in zip(beta_gain("8192"), ratio("h-no-epilogue", "h-tma-store", g))]
     assert all(0.38 <= x <= 0.67 for x in halves), halves
@@ -369,12 +320,6 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     _, rows3 = worklog.read_worklog(REPO / HOPPER_TABLE)
     assert all(r["result"] == "PASS" for r in rows3 if r["kind"] == "hopper")
     T3 = {(r["step"], r["impl"], r["type"], int(r["M"])): r["etops"] for r in rows3}
-    steps = [key for key, _, _ in worklog.hopper_steps()]
-    at = {n: {key: [T3[(key, "wgmma", t, n)] for t in SIXTEEN] for key in steps} for n in (8192, 3000, 1024)}
-    # H9 against H8 in the table's cells (the whole 8192^3 row, f16->f32 at 3000^3 and 1024^3)
-    cells9 = ratio("h-c-pipeline", "h-last-wave", at[8192]) + [
-        ratio("h-c-pipeline", "h-last-wave", at[n])[0] for n in (3000, 1024)]
-    assert pct_range([x - 1 for x in cells9], 1) == "−0.3–2.3"
     assert "H3 grouped the blocks;" in text
     # The second run's steps 1 to 6 beside the first's, which Appendix F quotes.
     shown_cells = [(k, t, n) for k in keys[:6] for t in SIXTEEN for n in (8192, 3000)
@@ -407,7 +352,7 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     # nvidia-smi's clocks and the prototype: their numbers are generated (prose.that_day,
     # prefetch_variants, launches_profiled, clocks_sampled, prototype, prototype_clusters); what
     # the words say of them holds.
-    assert sum(len(v) for v in prose.that_day().values()) == 24 and "Over all 24 runs as shipped that day" in text
+    assert all(len(v) >= 4 for v in prose.that_day().values())   # (their count generated)
     check = (REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-wgmma-prefetch-check.txt").read_text().splitlines()
     assert sum(x.startswith("PASS") for x in check) == 96 and not any(x.startswith("FAIL") for x in check)
     assert len(prose.launches_profiled("ms")) == len(prose.launches_profiled("cycles")) == 20
@@ -422,7 +367,6 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
     # The check with the Hopper kernel as shipped.
     lines = (REPO / "results/h100-2026-11-23-check-batched-results.txt").read_text().splitlines()
     assert sum(x.startswith("PASS ") for x in lines) == 710 and not any(x.startswith("FAIL") for x in lines)
-    assert "all 710 runs passed" in SHOWN
     assert "gemm.md at cc2f104" in (REPO / "results/h100-2026-11-23-check-batched.txt").read_text() or \
         "cc2f104" in text
     notes = (REPO / "results/h100-2026-11-23-check-batched-sanitizers.txt").read_text()
@@ -432,11 +376,9 @@ def test_the_claims_about_the_hopper_kernel_are_its_measurements():
 def test_the_results_chapter_is_its_session():
     """The results chapter's prose quotes the one session its table is made from."""
     text = " ".join(POST.split())
-    cells = numbers.sweep_cells(numbers.SESSION)
     rows = sweep.read_csv(REPO / numbers.SESSION)[1]
     assert len(rows) == 670 and all(r["result"] == "PASS" for r in rows)
     assert len({(r["type"], r["transpose_b"], r["M"]) for r in rows}) == 220
-    assert "all 220 runs (670 timed lines) passed" in SHOWN
     assert {r["impl"] for r in rows} == {"simple", "tiled", "dmma", "wgmma", "cublas"}
     # the double kernel: double's runs only
     assert {(r["type"], r["transpose_b"]) for r in rows if r["impl"] == "dmma"} == {("F64_IN_OUT", b) for b in (0, 1)}
@@ -448,7 +390,6 @@ def test_the_results_chapter_is_its_session():
     later_types = {r["type"] for r in later}
     assert all(r["result"] == "PASS" for r in later)
     assert len({(r["type"], r["transpose_b"], r["M"]) for r in later}) == 40
-    assert "timed them the same way, every kernel beside cuBLAS; all 40 runs passed" in SHOWN
     assert {r["type"] for r in rows} | later_types == set(sweep.TYPES)
     assert not {r["type"] for r in rows} & later_types
     assert hopper == {(t, b) for t in sweep.TYPES if t not in ("F64_IN_OUT", *later_types) for b in (0, 1)}
@@ -597,9 +538,7 @@ def test_the_spread_of_cublas_across_sessions_is_the_tables_spread():
 def test_step_h8_in_appendix_f_is_its_measurements():
     """Step H8's entry: the first rule's runs (the 64-wide tile's speed, its losses) and the
     shipped step against step 7, taking turns; the split's cost is the code's constant."""
-    text = " ".join(PROSE.split())
     first = compare_shares(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-variant.csv")
-    lost = [1 - v[2] for (t, size), v in first.items() if size in ("512x512x512", "1024x1024x1024", "3000x3000x3000")]
     assert all(round(v[2]) == 3 for (t, size), v in first.items() if size == "256x256x8192")
     runs = list(csv.DictReader((REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-variant-runs.csv")
                                .open(encoding="utf-8")))
@@ -608,18 +547,10 @@ def test_step_h8_in_appendix_f_is_its_measurements():
         if r["impl"] == "wgmma" and "--hopper-width" in r["options"]:
             width.setdefault(r["type"], {})[r["options"].rsplit("=", 1)[1]] = float(r["etops"])
     speeds = [w["64"] / w["256"] for w in width.values()]
-    assert len(speeds) == 3 and f"{min(speeds):.2f} to {max(speeds):.2f}" == "0.53 to 0.58"
-    assert "the 64-wide tile runs at 0.53 to 0.58 of the widest" in text
-    assert re.search(r"HOPPER_WIDTHS\[\] = \{.*\{64, 0\.55\}\};", POST)
-    cost = re.search(r"constexpr double HOPPER_SPLIT_COST = (\d+);", POST)[1]
-    assert f"come to about {cost} k-tiles of the widest tile (`HOPPER_SPLIT_COST`)" in text
+    # (generated: prose.narrow_speeds); the code's speed of the 64-wide tile is among them
+    assert len(speeds) == 3 and min(speeds) <= prose.width_speed(64) <= max(speeds)
     h8 = compare_shares(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-h8.csv")
-    small = [v[2] - 1 for (t, size), v in h8.items() if size in ("512x512x512", "768x768x768", "1024x1024x1024")]
     assert {f"{v[2]:.1f}" for (t, size), v in h8.items() if size == "256x256x8192"} == {"3.0"}
-    layer = [v[2] - 1 for (t, size), v in h8.items() if size == "4096x11008x4096"]
-    at1024 = {t: v[1] for (t, size), v in h8.items() if size == "1024x1024x1024"}
-    assert pct_range([at1024[F16], at1024[BF16]]) == "80–81" and round(100 * at1024[F16F16]) == 111
-    at3000 = [1 - v[2] for (t, size), v in first.items() if size == "3000x3000x3000"]
     # the split last wave the check verified in full, for each pair
     verified = [r for r in csv.DictReader((REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-h8-runs.csv")
                                           .open(encoding="utf-8")) if "--verify=full" in r["options"]]
@@ -635,9 +566,11 @@ def test_the_variants_that_did_not_pay_are_their_measurements():
     loss = lambda shares, size: [1 - shares[(t, size)][2] for t in SIXTEEN]
     at8192, small = loss(pp, "8192x8192x8192"), loss(pp, "4096x4096x4096") + loss(pp, "3000x3000x3000")
     note = " ".join((REPO / "worklog" / "hopper-ping-pong.md").read_text(encoding="utf-8").split())
-    assert "ran 12 to 16 % slower than the shipped kernel (then step H8) at $8192^3$, and 5 to 16 % slower" in note
+    said = lambda losses: pct_range(losses).replace("–", " to ")   # the change file's own words
+    assert (f"ran {said(at8192)} % slower than the shipped kernel (then step H8) at $8192^3$, and "
+            f"{said(small)} % slower") in note
     # the 128-wide tile's speed, as the waves' choice has it
-    assert "{128, 0.86}" in POST and "a 128-wide tile runs at 0.86 of the 256-wide one" in text
+    assert "a 128-wide tile runs at <!--n d2(width_speed(128))-->" in text   # HOPPER_WIDTHS's, generated
     si = compare_shares(R / "nvidia-h100-80gb-hbm3-2026-11-25-sum-inside.csv")
     gain = lambda size: sorted(round(100 * (si[(t, size)][2] - 1), 1) for t in SIXTEEN)
     assert gain("4096x11008x4096")[::2] == [-0.7, 0.8]
@@ -647,26 +580,16 @@ def test_the_variants_that_did_not_pay_are_their_measurements():
 
 
 def test_what_a_split_wave_costs_with_the_slices_added_inside_the_kernel():
-    """The in-kernel sum's split wave at 3000^3, in steps of the 256-wide tile beyond its slices'
-    share: 288 tiles, 47 steps; split, two whole waves and 10 steps of the last; unsplit, 192
-    columns, three waves of tiles at `speed` of the widest tile's columns per second."""
-    speed = float(re.search(r"\{192, ([\d.]+)\}", POST)[1])
-    rows = list(csv.DictReader(line for line in (REPO / "results" /
-                "nvidia-h100-80gb-hbm3-2026-11-25-sum-inside.csv").open(encoding="utf-8") if not line.startswith("#")))
-    costs = []
-    for t in SIXTEEN:
-        ms = {b: statistics.median(float(r["median_ms"]) for r in rows if r["type"] == t and r["M"] == "3000"
-                                   and r["impl"] == "wgmma" and r["compared"] == b) for b in ("base", "new")}
-        unsplit = 3 * 47 * (192 / 256) / speed
-        costs.append(ms["new"] / ms["base"] * unsplit - (2 * 47 + 10))
-    assert (round(min(costs)), round(max(costs))) == (20, 23), costs
-    assert "its split wave still costs 20 to 23 steps" in " ".join(PROSE.split())
+    """The in-kernel sum's split wave at 3000^3 (generated: prose.split_wave_costs) costs no less
+    than HOPPER_SPLIT_COST, as the words say: the cost is not the second kernel's."""
+    costs = prose.split_wave_costs()
+    assert len(costs) == 3 and min(costs) >= prose.setting("HOPPER_SPLIT_COST")
+    assert "its split wave still costs <!--n span(split_wave_costs(), d0)-->" in PROSE
 
 
 def test_step_h9_is_its_measurement():
     """Step H9 (C copied in through the pipeline) against step H8, taking turns: the main path's
     sentence, Appendix F's step 9 and Appendix G's bullet, each number from the CSV."""
-    text = " ".join(PROSE.split())
     shares = compare_shares(REPO / "results" / "nvidia-h100-80gb-hbm3-2026-11-25-c-pipeline.csv")
     # its gains are generated (prose.gains of this file); what the words say of them holds: a gain
     # at every size but 8192^3, where one noisy cell fell
@@ -677,7 +600,7 @@ def test_step_h9_is_its_measurement():
     assert "270 passed, 0 failed" in notes   # the quick check before the run; the full one is in the chapter's
     logs = [(REPO / f"results/h100-2026-11-25-check-c-pipeline-{i}.txt").read_text() for i in (1, 2)]
     full = sum(int(re.search(r"^(\d+) passed, 0 failed$", log, re.M)[1]) for log in logs)
-    assert f"The full GPU check of the 16-bit pairs passed with it ({full} runs, memcheck of the Hopper kernel clean)" in text
+    assert full == prose.checks_passed(*[f"results/h100-2026-11-25-check-c-pipeline-{i}.txt" for i in (1, 2)])
 
 
 def test_appendix_g_the_clock_is_its_profiles():
@@ -738,7 +661,6 @@ def test_appendix_g_the_kernels_own_choice_is_the_best_it_has():
 def test_the_lowest_cells_run_again_are_what_the_fold_says():
     """Three of the floors table's lowest cells, each run three more times: their shares per
     run, as the fold gives them beside the table's."""
-    text = " ".join(PROSE.split())
     again = (REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-worst-cells.txt").read_text()
     found = {(m[1], m[2], m[3]): [int(x) for x in m[4].split(", ")] for m in
              re.finditer(r"^(\w+) (\w\w) (\S+): own \d+% \(([\d, ]+)\)", again, re.M)}
@@ -754,7 +676,6 @@ def test_the_fp8_section_is_its_measurements():
     """"FP8" and "What is left": E4M3 against cuBLAS in the results chapter's session (cuBLAS
     beside it in TN only), and the shortfall below 2048^3; the four 8192^3 reports that
     Appendix B's bit-for-bit claim rests on pass, with cuBLAS in E4M3's TN only."""
-    text = " ".join(POST.split())
     cells = numbers.sweep_cells(numbers.SESSION)
     # (its shares of cuBLAS are generated); cuBLAS ran E4M3 in TN only, and E5M2 not at all
     assert cells.get(("E4M3_IN_F32_OUT", 0, "cublas")) is None and cells.get(("E5M2_IN_F32_OUT", 1, "cublas")) is None
@@ -781,7 +702,6 @@ def test_the_fp8_section_is_its_measurements():
 def test_the_double_kernel_section_is_its_measurements():
     """"Double on Hopper": its share of DGEMM at 8192^3 (the session, both layouts), the two
     H200 runs its fold cites, and the shortfall "What is left" names."""
-    text = " ".join(POST.split())
     cells = numbers.sweep_cells(numbers.SESSION)
     # its share of DGEMM, and the shortfall, are generated; the double kernel ran in both layouts
     assert all(("F64_IN_OUT", b, "dmma") in cells for b in (0, 1))
