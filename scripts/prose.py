@@ -663,6 +663,13 @@ def checks_passed(*paths):
                for p in paths)
 
 
+def kernel_names(form="`--kernel={}`"):
+    """The kernels of ./gemm --describe, in the table's order, as a list in words: "a, b or c"."""
+    names = [form.format(k["name"]) if i == 0 else f"`{k['name']}`"
+             for i, k in enumerate(post_tables.gemmlib.registry()["kernels"])]
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
 def namespace():
     """The names an expression may use: the sources, the formats, and short names of the
     pairs, layouts (B plain 0, B transposed 1) and kernels."""
@@ -673,7 +680,7 @@ def namespace():
         printed, T192, long_k, R, tile_share, X, counter, profiled, profiled_ratio, that_day, found, prototype,
         prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady, ncu_us, ncu_counter,
         probe_speed, runs, setting, width_speed, sms, hopper_blocks, waves, narrow_speeds,
-        split_wave_costs, checks_passed)})
+        split_wave_costs, checks_passed, kernel_names)})
     names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  SMALL="results/hopper-worklog-1/wgmma-small.txt",

@@ -185,7 +185,7 @@ def test_the_energy_table_in_gemm_md_is_generated():
     steady = [m for key, m in found.items() if key[3] == "sustained"]
     assert len(steady) == 6
     assert all(m["per_clock"] > 1 and m["clock"] < m["cublas_clock"] and m["energy"] >= 1 for m in steady)
-    assert "of cuBLAS's speed per clock, but draws more power per\ncycle, so it is clocked lower" in POST
+    assert "of cuBLAS's speed per clock, but draws more power per cycle, so the GPU clocks it lower" in PROSE
 
 
 PEERS, PEERS_INT8 = numbers.PEERS, numbers.PEERS_INT8
