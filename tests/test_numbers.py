@@ -572,6 +572,8 @@ def test_the_variants_that_did_not_pay_are_their_measurements():
     said = lambda losses: pct_range(losses).replace("–", " to ")   # the change file's own words
     assert (f"ran {said(at8192)} % slower than the shipped kernel (then step H8) at $8192^3$, and "
             f"{said(small)} % slower") in note
+    int8 = [1 - r for r in prose.turns("results/h100-2026-11-27-int8-ping-pong.csv").values()]
+    assert len(int8) == 3 and f"it ran {said(int8)} % slower" in note
     # the 128-wide tile's speed, as the waves' choice has it
     assert "a 128-wide tile runs at <!--n d2(width_speed(128))-->" in text   # HOPPER_WIDTHS's, generated
     si = compare_shares(R / "nvidia-h100-80gb-hbm3-2026-11-25-sum-inside.csv")
