@@ -485,8 +485,8 @@ def test_the_results_chapter_is_its_session():
     assert table["1c83d29"][2] == sum(passed(f"h100-2026-11-27-check-quick-1c83d29-{i}.txt", "1c83d29") for i in (1, 2))
     assert table["d89fd5f"][2] == passed("h100-2026-11-27-check-quick-d89fd5f.txt", "d89fd5f")
     assert table["930af84"][2] == passed("h100-2026-11-27-check-quick-930af84.txt", "930af84")
-    assert table["5dd575f"][2] == passed("h100-2026-11-27-check-int8-5dd575f.txt", "5dd575f")
-    assert {(p, layout) for p, _, layout in configs_passed("h100-2026-11-27-check-int8-5dd575f-results.txt")} == \
+    assert table["e23c329"][2] == passed("h100-2026-11-27-check-int8-e23c329.txt", "e23c329")
+    assert {(p, layout) for p, _, layout in configs_passed("h100-2026-11-27-check-int8-e23c329-results.txt")} == \
         {("I8_IN_I32_OUT", "01"), ("U8_IN_I32_OUT", "01")}
     assert {layout for _, _, layout in configs_passed("h100-2026-11-27-check-quick-d89fd5f-results.txt")} == {"00", "10", "11"}
     assert {layout for _, _, layout in configs_passed("h100-2026-11-27-check-quick-1c83d29-2-results.txt")} == {"00", "11"}
