@@ -132,9 +132,10 @@ class Compiles:
         niceness = BACKGROUND_NICENESS if threading.current_thread().name.startswith("background") else 0
         if config in EXECUTABLES:
             shape_option = None if shape == default_shape(pair) else shape
-            result = gemmlib.nvcc(self.source, out, config_defines(pair, shape_option, ta, tb),
-                                  gpu="sm_90" if config in WITH_SASS else "compute_90", keep=True,
-                                  niceness=niceness)
+            sass = config in WITH_SASS   # with ptxas's report of each kernel (registers, spills)
+            result = gemmlib.nvcc(self.source, out, config_defines(pair, shape_option, ta, tb)
+                                  + (["-Xptxas", "-v"] if sass else []),
+                                  gpu="sm_90" if sass else "compute_90", keep=True, niceness=niceness)
             return result, out, cubin
         return gemmlib.nvcc(self.source, cubin.with_suffix(".ptx"), config_defines(*config), gpu="sm_90",
                             mode="ptx", niceness=niceness), None, cubin

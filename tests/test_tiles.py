@@ -289,3 +289,16 @@ def test_each_architecture_compiles_the_tiles_that_fit_it(arch_builds, tn, gpu):
                       if f"gemm_tiledILi{t}E" in name and "Mma16" not in name]
             assert ("wmma.mma.sync" in body) == fits, (gpu, pair, tile)
             assert ("trap" in body) == (not fits), (gpu, pair, tile)
+
+
+@pytest.mark.parametrize("pair", ["I8_IN_I32_OUT", "U8_IN_I32_OUT"])
+def test_the_mma_sync_kernels_8bit_tiles_spill_nothing(compiles, pair):
+    """The mma.sync kernel runs an 8-bit row of TILES in k-tiles of 64 bytes (Mma16::tile),
+    since the row's 128 bytes in two stages spilled: ptxas's report of the session's TN build
+    (sm_90), one kernel for each of the pair's tiles, none of them spilling."""
+    result, _, _ = compiles((pair, conftest.default_shape(pair), 0, 1))
+    assert result.returncode == 0, result.stderr
+    spills = re.findall(r"Compiling entry function '(_Z10gemm_tiled\w*Mma16\w*)' for 'sm_90'.*?"
+                        r"(\d+) bytes spill stores, (\d+) bytes spill loads", result.stderr, re.S)
+    assert len(spills) == len(REGISTRY_PAIRS[pair]["tiles"]), result.stderr[-3000:]
+    assert all(stores == loads == "0" for _, stores, loads in spills), spills
