@@ -687,6 +687,7 @@ def namespace():
                  SHIPPED_NCU="results/h100-2026-11-27-profile-clusters-shipped-metrics.txt",
                  CLUSTERS_NCU="results/h100-2026-11-27-profile-clusters-variant-metrics.txt",
                  INT8_NCU="results/h100-2026-11-27-profile-int8-mma-cutlass.txt",
+                 INT8_NCU_2="results/h100-2026-11-27-profile-int8-mma-cutlass-2.txt",
                  INT8_PROBE="results/h100-2026-11-27-int8-mma-probe-2.csv",
                  INT8_PROBE_TILED="results/h100-2026-11-27-int8-mma-probe-2-tiled.csv",
                  EPILOGUE=post_tables.HOPPER_EPILOGUE.format,
