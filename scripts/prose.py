@@ -676,7 +676,7 @@ def namespace():
     names = dict(S=S, L=L, A=A, CAP=CAP, HS=HS)
     names.update({f.__name__: f for f in (
         s3, pct, pcts, span, more, at_least, sp1, d0, d1, d2, sizes, shares, vs_cutlass, H9, H9_cell, worst_cells,
-        cublas_spread, W1, W1x, W2, reruns, HW, gains, gains_by_m, own_gains, turn_share, csv_runs, settings_speed,
+        cublas_spread, W1, W1x, W2, reruns, HW, turns, gains, gains_by_m, own_gains, turn_share, csv_runs, settings_speed,
         printed, T192, long_k, R, tile_share, X, counter, profiled, profiled_ratio, that_day, found, prototype,
         prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady, ncu_us, ncu_counter,
         probe_speed, runs, setting, width_speed, sms, hopper_blocks, waves, narrow_speeds,
