@@ -209,7 +209,7 @@ def long_k_table(runs):
             tile, slices, split, unsplit, cublas = runs[(pair, (m, n, k))]
             lines.append(f"| {m} × {n} × {k} | {worklog.SHORT_NAMES[pair]} "
                          f"| `{tile}`, {slices} | {unsplit:.0f} | {split:.0f} | {cublas:.0f} "
-                         f"| {100 * split / cublas:.0f} % |")
+                         f"| {100 * round(split) / round(cublas):.0f} % |")   # of the numbers shown
     return "\n".join(lines) + "\n"
 
 

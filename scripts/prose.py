@@ -358,7 +358,7 @@ def long_k(pairs=None):
     """The long-K table's split runs (post_tables.long_k_runs) as shares of cuBLAS, one per pair
     and problem it shows."""
     runs = post_tables.long_k_runs()
-    return [split / cublas for (p, size), (_, _, split, _, cublas) in sorted(runs.items())
+    return [round(split) / round(cublas) for (p, size), (_, _, split, _, cublas) in sorted(runs.items())
             if size in post_tables.LONG_K_SIZES and p in (pairs or post_tables.LONG_K_PAIRS)]
 
 
