@@ -245,12 +245,13 @@ def test_the_hopper_worklog_and_parts_tables_in_gemm_md_are_generated():
         assert copy.read_text(encoding="utf-8") == POST
 
 
-HOPPER_WORKLOG = "results/nvidia-h100-80gb-hbm3-2026-11-25-hopper-worklog.csv"   # steps 1-6, Appendix F
-HOPPER_TABLE = "results/nvidia-h100-80gb-hbm3-2026-11-25-hopper-worklog-4.csv"    # all nine: the steps' table
+# The files the post's tables and prose are made from: post_tables.py's names, in one place.
+HOPPER_WORKLOG = numbers.HOPPER_FIRST        # steps 1-6, Appendix F
+HOPPER_TABLE = numbers.HOPPER_TABLE          # all nine: the steps' table
 FLOORS = numbers.H9_FLOORS
-HOPPER_PARTS = HOPPER_TABLE                                                        # the parts' table, step 9's run
-HOPPER_STEP7 = "results/nvidia-h100-80gb-hbm3-2026-11-25-hopper-worklog-2.csv"    # step 7 against step 6
-HOPPER_EPILOGUE = "results/nvidia-h100-80gb-hbm3-2026-11-25-hopper-epilogue-{}.csv"
+HOPPER_PARTS = HOPPER_TABLE                  # the parts' table, step 9's run
+HOPPER_STEP7 = numbers.HOPPER_STEP7          # step 7 against step 6
+HOPPER_EPILOGUE = numbers.HOPPER_EPILOGUE
 HOPPER_COMPARE = "results/h100-2026-11-25-compare-persistent.csv"
 
 
