@@ -91,7 +91,7 @@ def test_numbers_without_markers_is_an_error():
 
 
 def test_the_rerun_of_the_worklog_is_described_by_its_numbers():
-    _, rows = worklog.read_worklog(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-worklog.csv")
+    _, rows = worklog.read_worklog(REPO / numbers.WORKLOG_AGAIN)
     again = {(r["step"], r["kind"], r["impl"], r["type"]): r["etops"] for r in rows if r.get("result") != "FAIL"}
     devs = {k: 100 * (again[k] / W[k] - 1) for k in again if k in W and k[1:3] == ("step", "tiled")}
     shipped = [d for k, d in devs.items() if k[0] == "spread"]   # step 12, then the kernel as shipped
@@ -542,7 +542,7 @@ def test_the_spread_of_cublas_across_sessions_is_the_tables_spread():
 def test_step_h8_in_appendix_f_is_its_measurements():
     """Step H8's entry: the first rule's runs (the 64-wide tile's speed, its losses) and the
     shipped step against step 7, taking turns; the split's cost is the code's constant."""
-    first = compare_shares(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-variant.csv")
+    first = compare_shares(REPO / numbers.FIRST_RULE)
     assert all(round(v[2]) == 3 for (t, size), v in first.items() if size == "256x256x8192")
     runs = list(csv.DictReader((REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-variant-runs.csv")
                                .open(encoding="utf-8")))
@@ -553,7 +553,7 @@ def test_step_h8_in_appendix_f_is_its_measurements():
     speeds = [w["64"] / w["256"] for w in width.values()]
     # (generated: prose.narrow_speeds); the code's speed of the 64-wide tile is among them
     assert len(speeds) == 3 and min(speeds) <= prose.width_speed(64) <= max(speeds)
-    h8 = compare_shares(REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-h8.csv")
+    h8 = compare_shares(REPO / numbers.LAST_WAVE)
     assert {f"{v[2]:.1f}" for (t, size), v in h8.items() if size == "256x256x8192"} == {"3.0"}
     # the split last wave the check verified in full, for each pair
     verified = [r for r in csv.DictReader((REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-last-wave-h8-runs.csv")
@@ -667,7 +667,7 @@ def test_appendix_g_the_kernels_own_choice_is_the_best_it_has():
 def test_the_lowest_cells_run_again_are_what_the_fold_says():
     """Three of the floors table's lowest cells, each run three more times: their shares per
     run, as the fold gives them beside the table's."""
-    again = (REPO / "results/nvidia-h100-80gb-hbm3-2026-11-25-worst-cells.txt").read_text()
+    again = (REPO / numbers.WORST_CELLS).read_text()
     found = {(m[1], m[2], m[3]): [int(x) for x in m[4].split(", ")] for m in
              re.finditer(r"^(\w+) (\w\w) (\S+): own \d+% \(([\d, ]+)\)", again, re.M)}
     assert set(found) == {("BF16_IN_F32_OUT", "NT", "16384"), ("BF16_IN_F32_OUT", "TN", "16384"),

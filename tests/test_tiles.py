@@ -17,6 +17,7 @@ import pytest
 import conftest
 from conftest import GPUS, PAIRS as REGISTRY_PAIRS, TYPES
 import gemmlib
+import post_tables
 
 HOPPER_WIDTHS = gemmlib.registry()["hopper_widths"]   # the Hopper kernel's widths, as --describe lists them
 
@@ -24,9 +25,9 @@ REPO = Path(__file__).resolve().parent.parent
 TILES_CSV = REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-tiles.csv"
 # The 16-bit pairs' tiles, measured again once their 64 x 128 tile had four stages (a probe's
 # runs: those with --tile=all count).
-TILES_16BIT_CSV = REPO / "results/nvidia-h100-80gb-hbm3-2026-11-27-tiles-16bit.csv"
+TILES_16BIT_CSV = REPO / post_tables.TILES
 F64_TILES_CSV = REPO / "results/nvidia-h100-80gb-hbm3-2026-11-26-f64-tiles.csv"   # double's, later
-LONG_K_CSV = REPO / "results/nvidia-h100-80gb-hbm3-2026-11-23-long-k.csv"
+LONG_K_CSV = REPO / post_tables.LONG_K
 # The pairs that have tiles: those a tiled kernel takes (all but FP8).
 PAIRS = [t for t in TYPES if REGISTRY_PAIRS[t]["tiles"]]
 # The pairs that share one list of tiles and its speeds (./gemm --describe), in gemm.md's order.
