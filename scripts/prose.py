@@ -48,6 +48,7 @@ import sweep  # noqa: E402
 import worklog  # noqa: E402
 
 REPO = sweep.REPO
+SIXTEEN = ("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT")   # the 16-bit pairs the Hopper steps measure
 MARKER = re.compile(r"<!--n (.*?)-->(.*?)<!--/n-->", re.S)
 
 
@@ -445,7 +446,7 @@ def that_day():
     each the median of its launches, per 16-bit pair: the worklog's, the sweep's, the GROUP_M=8
     builds', the three runs of 50 launches (f16->f32), and the runs beside the variant that
     prefetches C. {pair: [share, ...]}"""
-    pairs = ("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT")
+    pairs = SIXTEEN
     day = {p: [] for p in pairs}
     r23 = lambda name: REPO / f"results/nvidia-h100-80gb-hbm3-2026-11-23-{name}"
     _, groups = sweep.read_csv(r23("wgmma-groups-2.csv"))
@@ -602,17 +603,26 @@ def printed(path, heading, column):
     return values
 
 
+@lru_cache(maxsize=None)
+def _code():
+    """gemm.md, read once: its code's constants are read from it."""
+    return (REPO / "gemm.md").read_text(encoding="utf-8")
+
+
 def setting(name):
     """A constant of gemm.md's code, `constexpr ... NAME = value;`, as a number."""
-    text = (REPO / "gemm.md").read_text(encoding="utf-8")
-    return float(re.search(rf"constexpr \w+ {name} = ([\d.]+);", text)[1])
+    return float(re.search(rf"constexpr \w+ {name} = ([\d.]+);", _code())[1])
+
+
+def hopper_widths():
+    """HOPPER_WIDTHS of gemm.md, in its order: [(width, speed)], the widest first."""
+    widths = re.search(r"HOPPER_WIDTHS\[\] = \{(.*?)\};", _code())[1]
+    return [(int(n), float(v)) for n, v in re.findall(r"\{(\d+), ([\d.]+)\}", widths)]
 
 
 def width_speed(n):
     """The speed of the Hopper kernel's tile n wide, as HOPPER_WIDTHS in gemm.md gives it."""
-    text = (REPO / "gemm.md").read_text(encoding="utf-8")
-    widths = re.search(r"HOPPER_WIDTHS\[\] = \{(.*?)\};", text)[1]
-    return float(dict(re.findall(r"\{(\d+), ([\d.]+)\}", widths))[str(n)])
+    return dict(hopper_widths())[n]
 
 
 def sms(gpu="h100"):
@@ -621,9 +631,11 @@ def sms(gpu="h100"):
 
 
 def hopper_blocks(side, width):
-    """The Hopper kernel's blocks for side^3, padded to whole 128 x 256 tiles, `width` wide."""
-    padded = -(-side // 256) * 256
-    return padded // 128 * (padded // width)
+    """The Hopper kernel's blocks for side^3, padded to whole tiles of the widest width
+    (HOPPER_BM rows), `width` wide."""
+    rows, widest = int(setting("HOPPER_BM")), hopper_widths()[0][0]
+    padded = -(-side // widest) * widest
+    return padded // rows * (padded // width)
 
 
 def waves(blocks, gpu="h100"):
@@ -650,7 +662,7 @@ def split_wave_costs():
     unsplit = waves(hopper_blocks(3000, 192)) * steps * (192 / 256) / width_speed(192)
     split = tiles // sms() * steps + -(-steps // slices)
     costs = []
-    for p in ("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT"):
+    for p in SIXTEEN:
         ms = {b: statistics.median(float(r["median_ms"]) for r in rows if r["type"] == p and r["M"] == "3000"
                                    and r["impl"] == "wgmma" and r["compared"] == b) for b in ("base", "new")}
         costs.append(ms["new"] / ms["base"] * unsplit - split)
@@ -693,7 +705,7 @@ def namespace():
                  EPILOGUE=post_tables.HOPPER_EPILOGUE.format,
                  TURNS=post_tables.HOPPER_TURNS.format, LAST_WAVE=post_tables.LAST_WAVE,
                  FIRST_RULE=post_tables.FIRST_RULE)
-    names.update(SIXTEEN=("F16_IN_F32_OUT", "F16_IN_OUT", "BF16_IN_F32_OUT"), H9_TURNS=post_tables.H9_TURNS,
+    names.update(SIXTEEN=SIXTEEN, H9_TURNS=post_tables.H9_TURNS,
                  E4M3=("E4M3_IN_F32_OUT", "E4M3_IN_BF16_OUT", "E4M3_IN_F16_OUT"))
     names.update(PEERS=post_tables.PEERS, PEERS_INT8=post_tables.PEERS_INT8, MMA_TILES=post_tables.MMA_TILES,
                  median=statistics.median)
