@@ -614,6 +614,12 @@ def setting(name):
     return float(re.search(rf"constexpr \w+ {name} = ([\d.]+);", _code())[1])
 
 
+def wmma_per_clock():
+    """Operations per clock and multiprocessor at the WMMA ceiling (the worklog session's, f16->f32):
+    its share of the datasheet's 989 TFLOP/s, which is 4,096 per clock on each multiprocessor."""
+    return W2("simple", "F16_IN_F32_OUT", impl="ceiling") / 989 * 4096
+
+
 def hopper_widths():
     """HOPPER_WIDTHS of gemm.md, in its order: [(width, speed)], the widest first."""
     widths = re.search(r"HOPPER_WIDTHS\[\] = \{(.*?)\};", _code())[1]
@@ -692,7 +698,7 @@ def namespace():
         printed, T192, long_k, R, tile_share, X, counter, profiled, profiled_ratio, that_day, found, prototype,
         prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady, ncu_us, ncu_counter,
         probe_speed, runs, setting, width_speed, sms, hopper_blocks, waves, narrow_speeds,
-        split_wave_costs, checks_passed, kernel_names)})
+        split_wave_costs, checks_passed, kernel_names, wmma_per_clock)})
     names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  SMALL="results/hopper-worklog-1/wgmma-small.txt",
