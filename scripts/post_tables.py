@@ -44,8 +44,9 @@ import sweep  # noqa: E402
 import worklog  # noqa: E402
 
 REPO = sweep.REPO
-SESSION = "results/nvidia-h100-80gb-hbm3-2026-11-26-4.csv"         # the results chapter: one session
-LATER = "results/nvidia-h100-80gb-hbm3-2026-11-27.csv"            # the pairs that came after it
+SESSION = "results/nvidia-h100-80gb-hbm3-2026-11-27-2.csv"         # the results chapter: one session
+EXAMPLE = "results/nvidia-h100-80gb-hbm3-2026-11-27-worklog-2.csv"   # its worklog: the running example's steps
+LATER = "results/nvidia-h100-80gb-hbm3-2026-11-27.csv"            # the pairs that session left out
 PEERS = "results/nvidia-h100-80gb-hbm3-2026-11-27-peers.csv"      # "Beside CUTLASS"
 PEERS_INT8 = "results/nvidia-h100-80gb-hbm3-2026-11-27-peers-int8.csv"   # int8 on the mma.sync kernel
 ENERGY = "results/nvidia-h100-80gb-hbm3-2026-11-26-energy-floors-1.csv"   # "Run to run": clock and energy
@@ -54,7 +55,7 @@ WORST_CELLS = "results/nvidia-h100-80gb-hbm3-2026-11-25-worst-cells.txt"   # thr
 WORKLOG = "results/nvidia-h100-80gb-hbm3-2026-11-22-worklog.csv"         # the tiled kernel's steps as measured
 WORKLOG_2 = "results/nvidia-h100-80gb-hbm3-2026-11-27-worklog.csv"       # all of them again, step 13 too
 WORKLOG_AGAIN = "results/nvidia-h100-80gb-hbm3-2026-11-23-worklog.csv"   # every row rebuilt the next day
-HOPPER_TABLE = "results/nvidia-h100-80gb-hbm3-2026-11-25-hopper-worklog-4.csv"   # the Hopper kernel's nine steps
+HOPPER_SIZES_RUN = "results/nvidia-h100-80gb-hbm3-2026-11-25-hopper-worklog-4.csv"   # the nine steps at 3000^3 and 1024^3 too
 H9_TURNS = "results/nvidia-h100-80gb-hbm3-2026-11-25-c-pipeline.csv"     # H9 against H8, taking turns
 HOPPER_FIRST = "results/nvidia-h100-80gb-hbm3-2026-11-25-hopper-worklog.csv"   # steps 1-6 as measured
 HOPPER_STEP7 = "results/nvidia-h100-80gb-hbm3-2026-11-25-hopper-worklog-2.csv"  # step 7 against step 6

@@ -142,7 +142,7 @@ def sweep_source(path, what):
 
 
 S = sweep_source(post_tables.SESSION, "The results chapter's session.")
-L = sweep_source(post_tables.LATER, "The sweep of the pairs that came after that session.")
+L = sweep_source(post_tables.LATER, "The sweep of the pairs that session left out.")
 A = sweep_source(post_tables.SWEEP, "The sweep of the tiled kernel before the Hopper kernel (Appendix G's).")
 CAP = sweep_source(post_tables.SMEM99, "The 16-bit pairs with at most 99 KiB of shared memory per block.")
 HS = sweep_source(post_tables.HOPPER_SWEEP, "The sweep of the 16-bit pairs with the Hopper kernel (Appendix G).")
@@ -283,10 +283,17 @@ def W2(step, pair, impl="tiled", kind="step"):
     return worklog.shown(worklog_rows(post_tables.WORKLOG_2)[(step, kind, impl, pair)])
 
 
+def WX(step, pair, impl="tiled", kind="step"):
+    """The same, from the running example's session (the 16-bit pairs; no halves)."""
+    return worklog.shown(worklog_rows(post_tables.EXAMPLE)[(step, kind, impl, pair)])
+
+
 def HW(step, pair, size=8192, impl="wgmma", run=None):
-    """The Hopper kernel's nine steps and parts, from the run its tables show (or another run of
-    its worklog, `run`): a step's speed (or cuBLAS's, impl "cublas") at size^3."""
-    return worklog.shown(hopper_rows(run or post_tables.HOPPER_TABLE)[(step, impl, pair, size)])
+    """The Hopper kernel's nine steps and parts, from the session's worklog, which its tables show,
+    at 8192^3; at other sizes from the run of the nine steps at three sizes (or from another run
+    of its worklog, `run`): a step's speed (or cuBLAS's, impl "cublas") at size^3."""
+    run = run or (post_tables.EXAMPLE if size == 8192 else post_tables.HOPPER_SIZES_RUN)
+    return worklog.shown(hopper_rows(run)[(step, impl, pair, size)])
 
 
 @lru_cache(maxsize=None)
@@ -562,6 +569,12 @@ def runs(source, what="runs"):
             "failed": sum(r["result"] != "PASS" for r in rows)}[what]
 
 
+def dated(source):
+    """The date a sweep (S, L, ...) or a results file was measured on, from its "# date:" line."""
+    path = getattr(source, "path", source)
+    return re.search(r"^# date: (\S+)", (REPO / path).read_text(encoding="utf-8"), re.M)[1]
+
+
 def found(path, pattern, dotall=False):
     """Every match of a regular expression in a text file of results/: its groups (strings)."""
     return re.findall(pattern, (REPO / path).read_text(encoding="utf-8"), re.S if dotall else 0)
@@ -694,12 +707,12 @@ def namespace():
     names = dict(S=S, L=L, A=A, CAP=CAP, HS=HS)
     names.update({f.__name__: f for f in (
         s3, pct, pcts, span, more, at_least, sp1, d0, d1, d2, sizes, shares, vs_cutlass, H9, H9_cell, worst_cells,
-        cublas_spread, W1, W1x, W2, reruns, HW, turns, gains, gains_by_m, own_gains, turn_share, csv_runs, settings_speed,
+        cublas_spread, W1, W1x, W2, WX, reruns, HW, turns, gains, gains_by_m, own_gains, turn_share, csv_runs, settings_speed,
         printed, T192, long_k, R, tile_share, X, counter, profiled, profiled_ratio, that_day, found, prototype,
         prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady, ncu_us, ncu_counter,
-        probe_speed, runs, setting, width_speed, sms, hopper_blocks, waves, narrow_speeds,
+        probe_speed, runs, dated, setting, width_speed, sms, hopper_blocks, waves, narrow_speeds,
         split_wave_costs, checks_passed, kernel_names, wmma_per_clock)})
-    names.update(HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
+    names.update(EXAMPLE=post_tables.EXAMPLE, HOPPER_SIZES_RUN=post_tables.HOPPER_SIZES_RUN, HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  SMALL="results/hopper-worklog-1/wgmma-small.txt",
                  SHIPPED_NCU="results/h100-2026-11-27-profile-clusters-shipped-metrics.txt",

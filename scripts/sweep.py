@@ -366,7 +366,7 @@ def make_plot(meta, rows, path):
     impls = kernels + ["cublas"]
     # One colour per layout, one line style per implementation, the same in every panel.
     colours = {0: "#1f77b4", 1: "#d62728"}
-    kernel_styles = ["-", "-.", ":", (0, (6, 1.5, 1, 1.5, 1, 1.5))]   # the last: dash, dot, dot
+    kernel_styles = ["-", "-.", ":", (0, (6, 1.5, 1, 1.5, 1, 1.5)), (0, (9, 2.5))]   # dash, dot, dot; long dashes
     style = {impl: ("--" if impl == "cublas" else kernel_styles[i % len(kernel_styles)])
              for i, impl in enumerate(impls)}
     marker = {impl: ("s" if impl == "cublas" else "o") for impl in impls}

@@ -560,12 +560,13 @@ def table(args):
     text = make_table(rows) + "\n" + describe(meta, rows)
     hopper_only = all(r.get("kind", "step").startswith("hopper") for r in rows)
     if args.into:
-        # The worklog table, and the ceiling and parts tables wherever their markers are; from
-        # a file of Hopper runs alone, only the Hopper tables.
+        # The tables named (--tables); by default the worklog table, and the ceiling and parts
+        # tables wherever their markers are, or from a file of Hopper runs alone the Hopper tables.
         path = Path(args.into)
         document = path.read_text(encoding="utf-8")
+        named = getattr(args, "tables", None)
         for name, make in TABLES.items():
-            if name.startswith("hopper-") != hopper_only or (getattr(args, "tables", None) and name not in args.tables):
+            if (name not in named) if named else (name.startswith("hopper-") != hopper_only):
                 continue
             if name == "worklog":
                 document = insert_table(document, text)

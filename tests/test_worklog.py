@@ -326,9 +326,9 @@ def test_table_command_refuses_what_it_cannot_do(tmp_path):
 
 # ---------------------------------------------------------------- the table in gemm.md
 
-def named_csv(document):
-    """The CSV that the sentence under the worklog table names, or None."""
-    begin, end = document.find(worklog.BEGIN), document.find(worklog.END)
+def named_csv(document, table="worklog"):
+    """The CSV that the sentence under a table (by default the worklog table) names, or None."""
+    begin, end = document.find(f"<!-- {table}:begin -->"), document.find(f"<!-- {table}:end -->")
     if begin < 0 or end < begin:
         return None
     match = re.search(r"from `([^`]+\.csv)`", document[begin:end])
@@ -336,16 +336,22 @@ def named_csv(document):
 
 
 def regenerated(document):
-    """document with its tables (worklog, ceiling, parts) made afresh by `worklog.py table --into`
-    from the CSV the worklog table names."""
+    """document with its tables made afresh by `worklog.py table --into`: the worklog, ceiling
+    and parts tables from the CSV the worklog table names, and the running example's table
+    (where there is one) from the CSV it names itself."""
     import tempfile
     name = named_csv(document)
     assert (REPO / name).is_file(), f"the worklog table names {name}, which does not exist"
+    example = named_csv(document, "worklog-example")
     with tempfile.TemporaryDirectory() as folder:
         copy = Path(folder) / "post.md"
         copy.write_text(document, encoding="utf-8")
-        result = run_script("table", name, "--into", copy)
+        result = run_script("table", name, "--into", copy, *(["--tables", "worklog,ceiling,parts"] if example else []))
         assert result.returncode == 0, result.stderr
+        if example:
+            assert (REPO / example).is_file(), f"the running example's table names {example}, which does not exist"
+            result = run_script("table", example, "--into", copy, "--tables", "worklog-example")
+            assert result.returncode == 0, result.stderr
         return copy.read_text(encoding="utf-8")
 
 
