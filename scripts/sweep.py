@@ -232,6 +232,13 @@ def kernel_impls(rows):
     return found or ["simple"]
 
 
+def legend_entries(impls, present, kernels):
+    """The plot's legend: (implementation, its label) for each implementation plotted, then
+    (layout, its words) for each layout plotted; present holds the (impl, layout) pairs."""
+    return ([(impl, impl_label(impl, kernels)) for impl in impls if any((impl, tb) in present for tb in (0, 1))]
+            + [(tb, LAYOUT_WORDS[tb]) for tb in (0, 1) if any((impl, tb) in present for impl in impls)])
+
+
 def impl_label(impl, kernels):
     """"cuBLAS", "Kernel" where a sweep has one, else the kernel's title in ./gemm --describe
     ("Hopper kernel"), or its name where this ./gemm has no such kernel."""
@@ -428,16 +435,16 @@ def make_plot(meta, rows, path):
         for ax in axes[len(types):]:
             ax.set_visible(False)
 
-        handles, labels = [], []
-        for impl in impls:
-            for tb in (0, 1):
-                if (impl, tb) in present:
-                    handles.append(Line2D([], [], color=colours[tb], linestyle=style[impl],
-                                          marker=marker[impl], markersize=4, linewidth=1.4))
-                    labels.append(f"{impl_label(impl, kernels)}, {LAYOUT_WORDS[tb]}")
+        # One entry per implementation (its line style, in grey) and one per layout (its
+        # colour), so that the legend stays narrower than the figure however many kernels ran.
+        entries = legend_entries(impls, present, kernels)
+        handles = [Line2D([], [], color="0.35", linestyle=style[key], marker=marker[key], markersize=4,
+                          linewidth=1.4) if key in style else Line2D([], [], color=colours[key], linewidth=3)
+                   for key, _ in entries]
+        labels = [label for _, label in entries]
         if handles:
             # One row for a few entries; two rows when there are more, so the legend fits.
-            columns = len(handles) if len(handles) <= 4 else math.ceil(len(handles) / 2)
+            columns = len(handles) if len(handles) <= 5 else math.ceil(len(handles) / 2)
             fig.legend(handles, labels, loc="outside lower center", ncols=columns, frameon=False)
         fig.suptitle(f"{gpu_of(meta, rows)}, {meta.get('date', 'date not recorded')}: "
                      "eTOPS against size (log-log)")

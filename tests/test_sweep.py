@@ -245,6 +245,18 @@ def test_plot_is_deterministic(tmp_path):
     assert (tmp_path / "a.svg").read_bytes() == (tmp_path / "b.svg").read_bytes()
 
 
+def test_the_legend_names_each_implementation_and_each_layout_once():
+    """However many kernels ran, the legend has one entry per implementation and one per
+    layout (its colour), not one per pair of them, so that it stays narrower than the plot."""
+    impls = ["simple", "tiled", "mma", "wgmma", "dmma", "cublas"]
+    present = {(impl, tb) for impl in impls for tb in (0, 1)} - {("mma", 0)}
+    labels = [label for _, label in sweep.legend_entries(impls, present, impls[:-1])]
+    assert len(labels) == len(impls) + 2 and labels[-2:] == ["B plain", "B transposed"]
+    assert labels[-3] == "cuBLAS" and len(set(labels)) == len(labels)
+    only = sweep.legend_entries(impls, {("tiled", 1)}, impls[:-1])
+    assert [key for key, _ in only] == ["tiled", 1]
+
+
 @needs_matplotlib
 def test_plot_with_one_type_and_one_point(tmp_path):
     meta, rows = sweep.read_csv(FIXTURE)
