@@ -777,3 +777,44 @@ def test_every_results_file_the_post_and_the_readme_name_is_there():
         names = set(re.findall(r"`(?:results/)?((?:…|h100-|h200-|nvidia-h)[^`\s]*)`", text))
         names |= set(re.findall(r"results/([\w.*…/-]+[\w*/])", text))
         assert names and not [n for n in sorted(names) if not there(n)], doc
+
+
+def citing_patterns(text):
+    """The names of results files a text gives by a pattern (`…-NAME.csv`, `NAME*`, an f-string's
+    `NAME-{part}.txt`), as regular expressions; only those specific enough to name a few files
+    (eight letters or digits at least)."""
+    patterns = []
+    for found in re.findall(r"[\w.…*{}-]*(?:h100|h200|nvidia-h|…)[\w.…*{}-]*", text):
+        if not re.search(r"[{…*]", found) or len(re.sub(r"\{[^}]*\}|\W|_", "", found)) < 8:
+            continue
+        parts = re.split(r"(\{[^}]*\}|…|\*)", found)
+        patterns.append("".join(".*" if p in ("…", "*") or p.startswith("{") else re.escape(p) for p in parts))
+    return patterns
+
+
+def test_results_holds_only_what_is_cited():
+    """Every file of results/ (but its index) is named by the post, the README, a test, a script
+    or a change file, whole, by its stem or by a pattern, or is a companion of one so named
+    (its name begins with that one's stem: a log, a table, a plot of it); what nothing names
+    leaves the tree, its row of results/README.md saying "in the history only"."""
+    sources = [REPO / "gemm.md", REPO / "README.md", REPO / "Makefile", *(REPO / "tests").glob("*.py"),
+               *(REPO / "scripts").glob("*.py"), *(REPO / "scripts").glob("*.sh"), *(REPO / "worklog").glob("*.md")]
+    text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in sources).replace("results/", "")
+    patterns = [re.compile(p) for p in citing_patterns(text)]
+    files = sorted(str(p.relative_to(REPO / "results")) for p in (REPO / "results").rglob("*")
+                   if p.is_file() and p.name != "README.md")
+
+    def named(name):
+        stem = re.sub(r"\.[a-z]+$", "", name)
+        return (name in text or stem in text or name.split("/")[0] + "/" in text
+                or any(p.fullmatch(name) for p in patterns))
+    cited = [f for f in files if named(f)]
+    stems = [re.sub(r"\.[a-z]+$", "", f) for f in cited]
+    orphans = [f for f in files if f not in cited and not any(f.startswith((s + "-", s + ".")) for s in stems)]
+    assert cited and not orphans, orphans
+
+
+def test_the_check_for_uncited_results_finds_a_planted_one():
+    assert any(re.compile(p).fullmatch("h100-2026-11-26-check-shipped-f64-fp8.txt")
+               for p in citing_patterns('passed(f"h100-2026-11-26-check-shipped-{part}.txt")'))
+    assert not citing_patterns("(`…-x.csv`)")   # too little to name a file by
