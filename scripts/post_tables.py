@@ -8,6 +8,8 @@ The tables, each between its markers in the post:
 - <!-- session:begin --> ... <!-- session:end -->: the results chapter: every
   kernel and cuBLAS at 8192^3 for every type pair, B plain / B transposed,
   from the sweep of one session (SESSION);
+- <!-- session-fp8:begin --> ... <!-- session-fp8:end -->: the same session's FP8 pairs,
+  which only the Hopper kernel takes;
 - <!-- later:begin --> ... <!-- later:end -->: the same for the pairs that came
   after that session, from a sweep of their own (LATER);
 - <!-- at8192:begin --> ... <!-- at8192:end -->: both kernels and cuBLAS at
@@ -119,9 +121,17 @@ def share_cell(shares):
     return sweep.MISSING if all(x == sweep.MISSING for x in shares) else f"{' / '.join(shares)} %"
 
 
-def session_table(cells):
+def fp8(pair):
+    """Whether a pair's inputs are 8-bit floats (as ./gemm --describe gives the pair)."""
+    found = next(p for p in gemmlib.registry()["pairs"] if p["name"] == pair)
+    return found["in_bytes"] == 1 and not found["integer"]
+
+
+def session_table(cells, pairs=None):
     """Every kernel the session measured (a column each, titled as ./gemm --describe names it)
-    and cuBLAS, and the fastest kernel's share of cuBLAS, per pair and layout."""
+    and cuBLAS, and the fastest kernel's share of cuBLAS, per pair and layout; only the pairs
+    that pairs(name) keeps, where given, and the kernels that ran them."""
+    cells = {key: v for key, v in cells.items() if pairs is None or pairs(key[0])}
     kernels = [(k["name"], k["title"].replace(" kernel", "")) for k in gemmlib.registry()["kernels"]
                if any(key[2] == k["name"] for key in cells)]
     lines = ["| pair | " + " | ".join(title for _, title in kernels) + " | cuBLAS | fastest / cuBLAS |",
@@ -215,7 +225,8 @@ def long_k_table(runs):
 
 
 def tables():
-    return {"session": session_table(sweep_cells(SESSION)), "later": session_table(sweep_cells(LATER)), "at8192": at_size_table(sweep_cells()), "tiles": tiles_table(tile_shares()),
+    return {"session": session_table(sweep_cells(SESSION), lambda t: not fp8(t)),
+            "session-fp8": session_table(sweep_cells(SESSION), fp8), "later": session_table(sweep_cells(LATER)), "at8192": at_size_table(sweep_cells()), "tiles": tiles_table(tile_shares()),
             "longk": long_k_table(long_k_runs()), "hopper": hopper_table(),
             "jetson": jetson_table(jetson_cells(), sweep_cells(JETSON_DAY_SWEEP))}
 

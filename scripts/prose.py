@@ -288,6 +288,15 @@ def WX(step, pair, impl="tiled", kind="step"):
     return worklog.shown(worklog_rows(post_tables.EXAMPLE)[(step, kind, impl, pair)])
 
 
+def worklog_drift(pair, impl="tiled"):
+    """How far the running example's session's steps (impl "tiled"), or its cuBLAS (impl
+    "cublas"), lie from the earlier run of every pair's steps, as the tables show them: the
+    largest |session / earlier - 1| over what both measured, for one pair."""
+    now, then = worklog_rows(post_tables.EXAMPLE), worklog_rows(post_tables.WORKLOG_2)
+    keys = [k for k in now if k in then and k[1] == "step" and k[2] == impl and k[3] == pair]
+    return max(abs(worklog.shown(now[k]) / worklog.shown(then[k]) - 1) for k in keys)
+
+
 def HW(step, pair, size=8192, impl="wgmma", run=None):
     """The Hopper kernel's nine steps and parts, from the session's worklog, which its tables show,
     at 8192^3; at other sizes from the run of the nine steps at three sizes (or from another run
@@ -707,12 +716,12 @@ def namespace():
     names = dict(S=S, L=L, A=A, CAP=CAP, HS=HS)
     names.update({f.__name__: f for f in (
         s3, pct, pcts, span, more, at_least, sp1, d0, d1, d2, sizes, shares, vs_cutlass, H9, H9_cell, worst_cells,
-        cublas_spread, W1, W1x, W2, WX, reruns, HW, turns, gains, gains_by_m, own_gains, turn_share, csv_runs, settings_speed,
+        cublas_spread, W1, W1x, W2, WX, worklog_drift, reruns, HW, turns, gains, gains_by_m, own_gains, turn_share, csv_runs, settings_speed,
         printed, T192, long_k, R, tile_share, X, counter, profiled, profiled_ratio, that_day, found, prototype,
         prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady, ncu_us, ncu_counter,
         probe_speed, runs, dated, setting, width_speed, sms, hopper_blocks, waves, narrow_speeds,
         split_wave_costs, checks_passed, kernel_names, wmma_per_clock)})
-    names.update(EXAMPLE=post_tables.EXAMPLE, HOPPER_SIZES_RUN=post_tables.HOPPER_SIZES_RUN, HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
+    names.update(EXAMPLE=post_tables.EXAMPLE, H9_FLOOR=post_tables.H9_FLOORS[0], HOPPER_SIZES_RUN=post_tables.HOPPER_SIZES_RUN, HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  SMALL="results/hopper-worklog-1/wgmma-small.txt",
                  SHIPPED_NCU="results/h100-2026-11-27-profile-clusters-shipped-metrics.txt",
