@@ -291,10 +291,11 @@ def WX(step, pair, impl="tiled", kind="step"):
 def worklog_drift(pair, impl="tiled"):
     """How far the running example's session's steps (impl "tiled"), or its cuBLAS (impl
     "cublas"), lie from the earlier run of every pair's steps, as the tables show them: the
-    largest |session / earlier - 1| over what both measured, for one pair."""
+    largest ratio of the two, less 1, over what both measured, for one pair."""
     now, then = worklog_rows(post_tables.EXAMPLE), worklog_rows(post_tables.WORKLOG_2)
     keys = [k for k in now if k in then and k[1] == "step" and k[2] == impl and k[3] == pair]
-    return max(abs(worklog.shown(now[k]) / worklog.shown(then[k]) - 1) for k in keys)
+    shown = [(worklog.shown(now[k]), worklog.shown(then[k])) for k in keys]
+    return max(max(a / b, b / a) - 1 for a, b in shown)
 
 
 def HW(step, pair, size=8192, impl="wgmma", run=None):

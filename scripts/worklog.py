@@ -518,9 +518,10 @@ def describe(meta, rows, kinds=("step",)):
                               if len(sizes) > 1 else "")
     verified = kernels and all(r.get("verify") not in ("off", None) and r.get("result") == "PASS"
                                for r in kernels)
+    beside = "the last step" if "hopper" in kinds else "the simple kernel"
     return (f"Median eTOPS of {rows[0]['repeat'] if rows else '?'} timed launches at "
-            f"{size}, layout {rows[0]['layout'] if rows else 'TN'}, on {gpu}, {date}; "
-            f"{'every run verified' if verified else 'not every run verified'}."
+            f"{size}, layout {rows[0]['layout'] if rows else 'TN'}, on {gpu}, {date}, cuBLAS "
+            f"beside {beside}; {'every run verified' if verified else 'not every run verified'}."
             f"^[Made by `python3 scripts/worklog.py table` from `{meta.get('file', 'the worklog CSV')}`.]\n")
 
 
