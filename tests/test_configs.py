@@ -791,7 +791,7 @@ def test_the_plan_and_its_figure_agree_on_the_k_tile():
     shipped, m, n = tile["block_k"], tile["block_m"], tile["block_n"]
     flat = re.sub(r"\s+", " ", text)
     assert f"in the running example {m} × {n} elements" in flat
-    assert f"k-tile, now `BLOCK_K` = {shipped} deep, the block copies" in flat
+    assert f"k-tile, now `BLOCK_K` = {shipped} elements ({2 * shipped} bytes) deep, the block copies" in flat
     assert f"One k-tile brings $({m} + {n}) \\cdot {shipped}$" in flat
     kib, millions = (m + n) * shipped * 2 // 1024, 2 * m * n * shipped / 1e6
     assert f"elements, {kib} KiB," in flat and f"= {millions:.1f} million operations" in flat
