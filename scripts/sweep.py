@@ -681,6 +681,37 @@ def argument(parse):
     return convert
 
 
+def merge(out, parts):
+    """One sweep CSV from the CSVs of one session's calls (each a `sweep.py run --types ...` of
+    its own): the first's comment lines, a command line naming each call's command, and every
+    row. The calls must agree on the GPU, driver, CUDA, date, source and columns, and measure
+    different pairs."""
+    kept = ("gpu", "compute capability", "driver", "cuda", "date", "source")
+    metas, header, rows, pairs = [], None, [], set()
+    for path in parts:
+        meta, found = read_csv(path)
+        with open(path, encoding="utf-8") as f:
+            first = next((line for line in f if not line.startswith("#")), "").rstrip("\n")
+        if header is not None and first != header:
+            raise ValueError(f"{path}: its columns are not those of {parts[0]}")
+        for key in kept:
+            if metas and meta.get(key) != metas[0].get(key):
+                raise ValueError(f"{path}: its {key} ({meta.get(key)}) is not that of {parts[0]} ({metas[0].get(key)})")
+        if pairs & {r["type"] for r in found}:
+            raise ValueError(f"{path}: measures a pair that another part measures too")
+        pairs |= {r["type"] for r in found}
+        header = first
+        metas.append(meta)
+        with open(path, encoding="utf-8") as f:
+            rows += [line for line in f if not line.startswith("#") and line.strip() and line.rstrip("\n") != header]
+    lines = [f"# {key}: {metas[0][key]}" for key in kept[:5] if key in metas[0]]
+    lines.append("# command: " + "; then ".join(m.get("command", "?") for m in metas)
+                 + f" ({len(parts)} calls of one session, merged by sweep.py merge)")
+    lines += [f"# source: {metas[0]['source']}"] if "source" in metas[0] else []
+    Path(out).write_text("\n".join(lines + [header]) + "\n" + "".join(rows), encoding="utf-8")
+    return out
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         description="Time ./gemm (kernel and cuBLAS) over type pairs, layouts and sizes, "
@@ -707,7 +738,18 @@ def main(argv=None):
     p_report = sub.add_parser("report", help="write X.md and X.svg next to X.csv")
     p_report.add_argument("csv", type=Path)
 
+    p_merge = sub.add_parser("merge", help="one CSV from a session's calls, each of other pairs")
+    p_merge.add_argument("out", type=Path)
+    p_merge.add_argument("parts", type=Path, nargs="+")
+
     args = parser.parse_args(argv)
+    if args.command == "merge":
+        try:
+            print(merge(args.out, args.parts))
+            return 0
+        except (OSError, ValueError) as e:
+            print(f"sweep.py: {e}", file=sys.stderr)
+            return 1
     if args.command == "run":
         args.out = args.out.resolve()       # before run() moves to the repository root
         args.build_dir = args.build_dir if args.build_dir == BUILD else args.build_dir.resolve()

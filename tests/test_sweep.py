@@ -508,3 +508,39 @@ def test_no_script_shadows_a_standard_module():
     import sys as _sys
     names = {p.stem for p in (REPO / "scripts").glob("*.py")}
     assert not names & set(_sys.stdlib_module_names), names & set(_sys.stdlib_module_names)
+
+
+def split_fixture(tmp_path, groups, edit=lambda i, line: line):
+    """The fixture cut into one CSV per group of pairs, as a session's calls write them."""
+    lines = FIXTURE.read_text().splitlines(keepends=True)
+    comments = [line for line in lines if line.startswith("#")]
+    header = next(line for line in lines if line.startswith("device,"))
+    paths = []
+    for i, group in enumerate(groups):
+        rows = [line for line in lines if line.split(",")[2:3] and line.split(",")[2] in group]
+        path = tmp_path / f"part-{i}.csv"
+        path.write_text("".join(edit(i, line) for line in comments + [header] + rows))
+        paths.append(path)
+    return paths
+
+
+def test_merge_makes_one_session_of_its_calls(tmp_path):
+    parts = split_fixture(tmp_path, [("F16_IN_F32_OUT",), ("TF32_IN_F32_OUT", "U8_IN_I32_OUT")])
+    out = tmp_path / "merged.csv"
+    assert run_script("merge", str(out), *map(str, parts)).returncode == 0
+    meta, rows = sweep.read_csv(out)
+    _, expected = sweep.read_csv(FIXTURE)
+    assert rows == expected and meta["date"] == "2026-11-22"
+    assert meta["command"].count("sweep.py run") == 2 and "2 calls of one session" in meta["command"]
+
+
+@pytest.mark.parametrize("problem", ["another date", "a pair twice"])
+def test_merge_refuses_calls_of_different_sessions_or_the_same_pairs(tmp_path, problem):
+    if problem == "another date":
+        parts = split_fixture(tmp_path, [("F16_IN_F32_OUT",), ("U8_IN_I32_OUT",)],
+                              lambda i, line: line.replace("2026-11-22", "2026-11-23") if i else line)
+    else:
+        parts = split_fixture(tmp_path, [("F16_IN_F32_OUT",), ("F16_IN_F32_OUT", "U8_IN_I32_OUT")])
+    result = run_script("merge", str(tmp_path / "merged.csv"), *map(str, parts))
+    assert result.returncode == 1 and "part-1.csv" in result.stderr
+    assert not (tmp_path / "merged.csv").exists()
