@@ -10,8 +10,8 @@ The tables, each between its markers in the post:
   from the sweep of one session (SESSION);
 - <!-- session-fp8:begin --> ... <!-- session-fp8:end -->: the same session's FP8 pairs,
   which only the Hopper kernel takes;
-- <!-- later:begin --> ... <!-- later:end -->: the same for the pairs that came
-  after that session, from a sweep of their own (LATER);
+- <!-- later:begin --> ... <!-- later:end -->: the same for the pairs that session
+  left out, from a sweep of their own (LATER);
 - <!-- at8192:begin --> ... <!-- at8192:end -->: both kernels and cuBLAS at
   8192^3 for every type pair, B plain / B transposed, from the sweep CSV;
 - <!-- jetson:begin --> ... <!-- jetson:end -->: the kernel of GEMM on Jetson
@@ -226,7 +226,8 @@ def long_k_table(runs):
 
 def tables():
     return {"session": session_table(sweep_cells(SESSION), lambda t: not fp8(t)),
-            "session-fp8": session_table(sweep_cells(SESSION), fp8), "later": session_table(sweep_cells(LATER)), "at8192": at_size_table(sweep_cells()), "tiles": tiles_table(tile_shares()),
+            "session-fp8": session_table(sweep_cells(SESSION), fp8), "later": session_table(sweep_cells(LATER)),
+            "at8192": at_size_table(sweep_cells()), "tiles": tiles_table(tile_shares()),
             "longk": long_k_table(long_k_runs()), "hopper": hopper_table(),
             "jetson": jetson_table(jetson_cells(), sweep_cells(JETSON_DAY_SWEEP))}
 
