@@ -638,9 +638,10 @@ def setting(name):
 
 
 def wmma_per_clock():
-    """Operations per clock and multiprocessor at the WMMA ceiling (the worklog session's, f16->f32):
-    its share of the datasheet's 989 TFLOP/s, which is 4,096 per clock on each multiprocessor."""
-    return W2("simple", "F16_IN_F32_OUT", impl="ceiling") / 989 * 4096
+    """Operations per clock and multiprocessor at the WMMA ceiling (the running example's
+    session's, f16->f32, the figure the main text quotes): its share of the datasheet's 989
+    TFLOP/s, which is 4,096 per clock on each multiprocessor."""
+    return WX("simple", "F16_IN_F32_OUT", impl="ceiling") / 989 * 4096
 
 
 def hopper_widths():

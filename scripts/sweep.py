@@ -691,7 +691,8 @@ def merge(out, parts):
     for path in parts:
         meta, found = read_csv(path)
         with open(path, encoding="utf-8") as f:
-            first = next((line for line in f if not line.startswith("#")), "").rstrip("\n")
+            data = [line for line in f if not line.startswith("#") and line.strip()]
+        first = data[0].rstrip("\n") if data else ""
         if header is not None and first != header:
             raise ValueError(f"{path}: its columns are not those of {parts[0]}")
         for key in kept:
@@ -702,8 +703,7 @@ def merge(out, parts):
         pairs |= {r["type"] for r in found}
         header = first
         metas.append(meta)
-        with open(path, encoding="utf-8") as f:
-            rows += [line for line in f if not line.startswith("#") and line.strip() and line.rstrip("\n") != header]
+        rows += [line for line in data if line.rstrip("\n") != header]
     lines = [f"# {key}: {metas[0][key]}" for key in kept[:5] if key in metas[0]]
     lines.append("# command: " + "; then ".join(m.get("command", "?") for m in metas)
                  + f" ({len(parts)} calls of one session, merged by sweep.py merge)")
