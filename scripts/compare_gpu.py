@@ -14,8 +14,10 @@
 Builds OLD.md and NEW.md (gemm.md unless given) (through gemmlib, for the GPU present) for every type pair
 that has the kernel (./gemm --describe), then runs both, alternately, `--rounds` times
 for each pair, layout and size, with cuBLAS in the same process: what is compared is
-each build's speed as a share of cuBLAS's, and the new build's median against the old
-one's. Prints one table; writes every --csv row, with the build it came from, to --out.
+each build's speed as a share of cuBLAS's (in --sustain's steady state where both builds'
+arguments ask for it), and the new build's median against the old one's. cuBLAS computes the
+padded problem, so where the builds pad a size differently the table says so under its row.
+Prints one table; writes every --csv row, with the build it came from, to --out.
 Exit status 1 if a run fails its check. With --base-args and --new-args the two builds run
 with those options of ./gemm, and with --new-change the new build is the document with that
 change file of worklog/, and with --base-change the base build is the document with that one (an
@@ -124,6 +126,7 @@ def main(argv=None):
             for size in args.sizes.split(","):
                 share = {"base": [], "new": []}
                 clock, energy = {"base": [], "new": []}, {"base": [], "new": []}
+                padded = {"base": set(), "new": set()}   # cuBLAS runs on the padded sizes
                 for _ in range(args.rounds):
                     for tag in share:
                         found, ratio, code, said = gemmlib.versus_cublas(
@@ -137,6 +140,7 @@ def main(argv=None):
                             continue
                         for r in found:
                             rows.append(dict(r, compared=tag))
+                            padded[tag].add("x".join(str(r.get(c, "?")) for c in ("Mp", "Np", "Kp")))
                         share[tag].append(ratio)
                         per_clock, joules = gemmlib.against_cublas(found, args.kernel)
                         clock[tag] += [per_clock] if per_clock is not None else []
@@ -148,6 +152,10 @@ def main(argv=None):
                     print(f"{pair:16} {layout:6} {size:>14} {100 * b:11.1f}% {100 * n:10.1f}% "
                           f"{100 * n / b:8.1f}%   {'':10} {medians[0]} {medians[1]}   {'':16} "
                           f"{medians[2]} {medians[3]}", flush=True)
+                if padded["base"] != padded["new"]:
+                    print(f"  note: the builds pad {size} differently (base {', '.join(sorted(padded['base']))}, "
+                          f"new {', '.join(sorted(padded['new']))}), and cuBLAS computes the padded problem: "
+                          f"compare the kernels' own speeds, not their shares of cuBLAS", flush=True)
     for pair, layout, also in [(p, l, a) for p in pairs for l in chosen for a in args.also]:
         for size, words in also_runs(also, args.sizes):
             found, failure = run_also(builds[("new", pair, layout)], size, words, headers[("new", pair, layout)],

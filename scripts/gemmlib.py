@@ -241,27 +241,33 @@ def run(exe, args, timeout=1800):
                           timeout=timeout)
 
 
+def timed_rows(found, impl):
+    """An implementation's rows of one run that a comparison reads: those of --sustain's steady
+    state where the run has them, else the timed burst's."""
+    rows = [r for r in found if r["impl"] == impl]
+    return [r for r in rows if r.get("mode") == "sustained"] or [r for r in rows if r.get("mode", "burst") == "burst"]
+
+
 def versus_cublas(exe, args, header, kernel="wgmma", timeout=1800):
     """One run of ./gemm (`args` with --csv), the kernel's speed against cuBLAS's in the same
-    process: (its CSV rows, the kernel's eTOPS as a share of cuBLAS's or None, its exit status
-    or "timeout", what it said where it gave no share)."""
+    process (in the steady state, where `args` ask for --sustain: timed_rows): (its CSV rows,
+    the kernel's eTOPS as a share of cuBLAS's or None, its exit status or "timeout", what it
+    said where it gave no share)."""
     try:
         result = run(exe, args, timeout=timeout)
     except subprocess.TimeoutExpired:
         return [], None, "timeout", f"no answer in {timeout} s"
     found = parse_csv(result.stdout, header) if result.returncode in (0, 1) else []
-    ours = [r for r in found if r["impl"] == kernel]
-    cublas = [r for r in found if r["impl"] == "cublas"]
+    ours, cublas = timed_rows(found, kernel), timed_rows(found, "cublas")
     if not ours or not cublas:
         return found, None, result.returncode, result.stderr.strip()[:300]
     return found, float(ours[0]["etops"]) / float(cublas[0]["etops"]), result.returncode, ""
 
 
 def against_cublas(found, kernel="wgmma"):
-    """From one run's CSV rows: the kernel's burst line against cuBLAS's (rows_against_cublas);
-    (None, None) where either is missing."""
-    ours = [r for r in found if r["impl"] == kernel and r.get("mode", "burst") == "burst"]
-    cublas = [r for r in found if r["impl"] == "cublas" and r.get("mode", "burst") == "burst"]
+    """From one run's CSV rows: the kernel's line against cuBLAS's (rows_against_cublas), of the
+    steady state where the run has one (timed_rows); (None, None) where either is missing."""
+    ours, cublas = timed_rows(found, kernel), timed_rows(found, "cublas")
     return rows_against_cublas(ours[0], cublas[0]) if ours and cublas else (None, None)
 
 

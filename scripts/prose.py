@@ -329,16 +329,24 @@ def turn_share(path, pair, problem, build="new"):
     return turns(path, shares=True)[(pair, problem_key(problem))][build]
 
 
+def steady_or_burst(rows):
+    """The mode a comparison reads of a compare_gpu.py CSV's rows, as compare_gpu.py itself does
+    (gemmlib.timed_rows): --sustain's steady state where they have it, else the burst."""
+    return "sustained" if any(r.get("mode") == "sustained" for r in rows) else "burst"
+
+
 @lru_cache(maxsize=None)
-def turns(path, shares=False, impl="wgmma"):
+def turns(path, shares=False, impl="wgmma", by_layout=False):
     """{(pair, "MxNxK"): the new build's median share of cuBLAS over the base build's} of a
     compare_gpu.py CSV of a kernel (the Hopper kernel's unless `impl` says): per process, its
     speed over cuBLAS's; the medians' ratio (with shares, each build's median share instead, as
-    {"base": ..., "new": ...})."""
+    {"base": ..., "new": ...}). With by_layout, each layout apart: (pair, "MxNxK", layout)."""
     rows = [r for r in compare_rows(path) if r["compared"] in ("base", "new")]   # not --also's runs
+    rows = [r for r in rows if r.get("mode", "burst") == steady_or_burst(rows)]
+    key_of = lambda r: (r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}') + ((r["layout"],) if by_layout else ())
     found = {}
-    for key in {(r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}') for r in rows}:
-        runs = [r for r in rows if (r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}') == key]
+    for key in {key_of(r) for r in rows}:
+        runs = [r for r in rows if key_of(r) == key]
         def share(build):
             picked = [r for r in runs if r["compared"] == build]
             kernel = [r for r in picked if r["impl"] == impl]
@@ -346,6 +354,22 @@ def turns(path, shares=False, impl="wgmma"):
             return statistics.median(float(k["etops"]) / float(c["etops"]) for k, c in zip(kernel, cublas))
         found[key] = {b: share(b) for b in ("base", "new")} if shares else share("new") / share("base")
     return found
+
+
+def layout_gains(path, pair, problem, what="speed", impl="wgmma"):
+    """The new build's gain over the base build, less 1, in each layout of a compare_gpu.py CSV
+    (in the order of its rows) for a pair and problem: of its median share of cuBLAS (turns), or,
+    with what "energy", of its own median energy per GEMM."""
+    rows = [r for r in compare_rows(path) if r["compared"] in ("base", "new") and r["type"] == pair
+            and f'{r["M"]}x{r["N"]}x{r["K"]}' == problem_key(problem)]
+    rows = [r for r in rows if r.get("mode", "burst") == steady_or_burst(rows)]
+    layouts = list(dict.fromkeys(r["layout"] for r in rows))
+    if what == "speed":
+        found = turns(path, impl=impl, by_layout=True)
+        return [found[(pair, problem_key(problem), layout)] - 1 for layout in layouts]
+    median = lambda build, layout: statistics.median(float(r["energy_j"]) for r in rows if r["impl"] == impl
+                                                     and r["compared"] == build and r["layout"] == layout)
+    return [median("new", layout) / median("base", layout) - 1 for layout in layouts]
 
 
 def own_gains(path, pairs, problems, impl="wgmma"):
@@ -663,7 +687,7 @@ def sms(gpu="h100"):
 def hopper_blocks(side, width):
     """The Hopper kernel's blocks for side^3, padded to whole tiles of the widest width
     (HOPPER_BM rows), `width` wide."""
-    rows, widest = int(setting("HOPPER_BM")), hopper_widths()[0][0]
+    rows, widest = 64 * int(setting("HOPPER_CONSUMERS")), hopper_widths()[0][0]   # HOPPER_BM
     padded = -(-side // widest) * widest
     return padded // rows * (padded // width)
 
@@ -722,7 +746,7 @@ def namespace():
         printed, T192, long_k, R, tile_share, X, counter, profiled, profiled_ratio, that_day, found, prototype,
         prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady, ncu_us, ncu_counter,
         probe_speed, runs, dated, setting, width_speed, sms, hopper_blocks, waves, narrow_speeds,
-        split_wave_costs, checks_passed, kernel_names, wmma_per_clock)})
+        split_wave_costs, checks_passed, kernel_names, wmma_per_clock, layout_gains)})
     names.update(EXAMPLE=post_tables.EXAMPLE, H9_FLOOR=post_tables.H9_FLOORS[0], HOPPER_SIZES_RUN=post_tables.HOPPER_SIZES_RUN, HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  SMALL="results/hopper-worklog-1/wgmma-small.txt",
@@ -732,6 +756,7 @@ def namespace():
                  INT8_NCU_2="results/h100-2026-11-27-profile-int8-mma-cutlass-2.txt",
                  INT8_PROBE="results/h100-2026-11-27-int8-mma-probe-2.csv",
                  INT8_PROBE_TILED="results/h100-2026-11-27-int8-mma-probe-2-tiled.csv",
+                 THREE="results/h100-2026-11-27-three-consumers.csv",
                  EPILOGUE=post_tables.HOPPER_EPILOGUE.format,
                  TURNS=post_tables.HOPPER_TURNS.format, LAST_WAVE=post_tables.LAST_WAVE,
                  FIRST_RULE=post_tables.FIRST_RULE)

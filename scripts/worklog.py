@@ -246,7 +246,11 @@ HOPPER_VARIANTS = [("h-prefetch", "C prefetched into L2 eight steps before the e
                    ("h-prefetch-maps", "the tensor maps fetched at the kernel's start",
                     {"changes": ("hopper-prefetch-maps",)}),
                    ("h-lean-steps", "a step of K in fewer instructions",
-                    {"changes": ("hopper-lean-steps",)})]
+                    {"changes": ("hopper-lean-steps",)}),
+                   ("h-three-consumers", "three consumer groups, a tile of 192 rows",
+                    {"changes": ("hopper-three-consumers",), "pairs": ("F16_IN_OUT",)})]
+# (A variant's "pairs" are the only ones it builds for: three consumers leave ptxas too few
+# registers for 128 float accumulators a thread.)
 
 # The Hopper kernel with part of its work left out (kind "hopper-part", timed without
 # verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue
@@ -587,8 +591,9 @@ def table(args):
 # ---------------------------------------------------------------- measuring
 
 def defines(settings):
-    """-D flags for the settings; "changes" is not a macro, and LEAVE_OUT_* name change files."""
-    return [f"-D{k}={v}" for k, v in sorted(settings.items()) if k != "changes" and k not in LEAVE_OUT]
+    """-D flags for the settings; "changes" and "pairs" are not macros, and LEAVE_OUT_* name change
+    files."""
+    return [f"-D{k}={v}" for k, v in sorted(settings.items()) if k not in ("changes", "pairs") and k not in LEAVE_OUT]
 
 
 def changes(settings):
@@ -647,7 +652,7 @@ def plan(types, args):
             for kind, entries in (("hopper", hopper_steps()), ("hopper-explore", HOPPER_VARIANTS),
                                   ("hopper-part", HOPPER_PARTS)):
                 jobs += [(t, key, settings, kind) for key, _, settings in entries
-                         if not args.steps or key in args.steps.split(",")]
+                         if (not args.steps or key in args.steps.split(",")) and t in settings.get("pairs", (t,))]
     return jobs
 
 

@@ -142,3 +142,26 @@ def test_compare_sass_ignores_names_and_addresses_but_not_instructions():
     assert len(before) == 1 and "LDC R1, c[0x0][0x28]" in before[0]
     assert before == renamed
     assert before != changed
+
+
+@pytest.mark.parametrize("new_mp, noted", [(8256, True), (8192, False)])
+def test_compare_says_when_the_builds_pad_differently(tmp_path, monkeypatch, capsys, new_mp, noted):
+    """cuBLAS runs on the padded sizes: where the two builds pad one problem differently, their
+    shares of cuBLAS are not on one yardstick, and compare_gpu.py says so under the row."""
+    monkeypatch.setattr(gemmlib, "find_gpu", lambda prog: ("a GPU", "90", None))
+    monkeypatch.setattr(gemmlib, "tangle", lambda *a, **k: None)
+    monkeypatch.setattr(compare_gpu, "build", lambda tag, *a, **k: tag)
+    monkeypatch.setattr(gemmlib, "run", lambda exe, args, **k: type("Ran", (), {"stdout": "header"})())
+
+    def versus(exe, args, header, kernel, timeout):
+        mp = new_mp if exe == "new" else 8192
+        rows = [{"impl": impl, "etops": "700", "Mp": str(mp), "Np": "8192", "Kp": "8192"}
+                for impl in (kernel, "cublas")]
+        return rows, 1.0, 0, ""
+    monkeypatch.setattr(gemmlib, "versus_cublas", versus)
+    monkeypatch.setattr(gemmlib, "against_cublas", lambda found, kernel: (None, None))
+    code = compare_gpu.main(["--new-change", "x", "--pairs", "F16_IN_OUT", "--layouts", "TN", "--sizes", "8192",
+                             "--rounds", "1", "--out", str(tmp_path / "out.csv")])
+    out = capsys.readouterr().out
+    assert code == 0 and "F16_IN_OUT" in out
+    assert ("pad 8192 differently (base 8192x8192x8192, new 8256x8192x8192)" in out) is noted

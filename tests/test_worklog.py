@@ -604,6 +604,11 @@ def test_plan_of_the_hopper_steps():
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-part"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT") for k in ("h-math", "h-copies", "h-no-epilogue")]
     assert all(kind.startswith("hopper") for *_, kind in jobs)
+    # a variant that builds for some pairs only is planned for those alone, and "pairs" is no macro
+    halves = worklog.plan(["F16_IN_OUT"], Args(no_steps=True, hopper=True))
+    assert [k for _, k, _, kind in halves if kind == "hopper-explore"] == list(variants) + ["h-three-consumers"]
+    three = next(s for k, _, s in worklog.HOPPER_VARIANTS if k == "h-three-consumers")
+    assert worklog.defines(three) == [] and worklog.changes(three) == ["worklog/hopper-three-consumers.md"]
     steps = {k: s for k, _, s in worklog.hopper_steps()}
     assert steps["h-c-pipeline"] == {}, "the last step is the shipped kernel"
     assert steps["h-last-wave"] == {"changes": ("hopper-c-from-global",)}   # before H9, C read by the consumers
