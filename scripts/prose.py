@@ -757,6 +757,7 @@ def namespace():
                  INT8_PROBE="results/h100-2026-11-27-int8-mma-probe-2.csv",
                  INT8_PROBE_TILED="results/h100-2026-11-27-int8-mma-probe-2-tiled.csv",
                  THREE="results/h100-2026-11-27-three-consumers.csv",
+                 SKEW_NCU="results/h100-2026-11-27-mma-scratch-skew-profile.txt",
                  EPILOGUE=post_tables.HOPPER_EPILOGUE.format,
                  TURNS=post_tables.HOPPER_TURNS.format, LAST_WAVE=post_tables.LAST_WAVE,
                  FIRST_RULE=post_tables.FIRST_RULE)
