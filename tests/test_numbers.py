@@ -185,7 +185,8 @@ def test_the_energy_table_in_gemm_md_is_generated():
     steady = [m for key, m in found.items() if key[3] == "sustained"]
     assert len(steady) == 6
     assert all(m["per_clock"] > 1 and m["clock"] < m["cublas_clock"] and m["energy"] >= 1 for m in steady)
-    assert "of cuBLAS's speed per clock, but draws more power per cycle, so the GPU clocks it lower" in PROSE
+    assert "It needs no more cycles than cuBLAS, but draws more power per cycle, so the GPU, at its power cap, clocks it lower" in PROSE
+    assert "of cuBLAS's speed per clock, at" in PROSE
 
 
 PEERS, PEERS_INT8 = numbers.PEERS, numbers.PEERS_INT8
@@ -821,3 +822,36 @@ def test_the_check_for_uncited_results_finds_a_planted_one():
     assert any(re.compile(p).fullmatch("h100-2026-11-26-check-shipped-f64-fp8.txt")
                for p in citing_patterns('passed(f"h100-2026-11-26-check-shipped-{part}.txt")'))
     assert not citing_patterns("(`…-x.csv`)")   # too little to name a file by
+
+
+def test_the_main_path_names_one_session():
+    """What a reader reads without opening a fold or an appendix takes its measured numbers
+    from the running example's session alone: its sweep (S) and its worklog (WX, HW at that
+    run), the tables made from them, and the spread of cuBLAS across sessions, which names none.
+    Every other run's figures wait in folds. Shown to catch a marker of another run."""
+    sys.path.insert(0, str(REPO / "tests"))
+    import test_post
+    session = {"S", "WX", "HW", "shares", "sizes", "runs", "dated", "cublas_spread", "wmma_per_clock"}
+    formats = {"s3", "pct", "pcts", "span", "more", "at_least", "sp1", "d0", "d1", "d2", "median"}
+    settings = {"setting", "width_speed", "hopper_blocks", "waves", "sms", "kernel_names"}
+    words = {"SIXTEEN", "F16", "F16F16", "BF16", "TF32", "F64", "I8", "U8", "BF16BF16", "F16C16", "E4M3",
+             "NN", "TN", "simple", "tiled", "mma", "dmma", "hopper", "cublas"}
+    data = set(prose.namespace()) - session - formats - settings - words   # every other run's figures
+
+    def strays(text):
+        path = "\n".join(line for line, code in test_post.main_path(text) if not code)
+        found = set()
+        for expression in re.findall(r"<!--n (.*?)-->", path):
+            found |= set(re.findall(r"[A-Za-z_]\w*", expression)) & data
+            found |= {"run="} if "run=" in expression else set()
+        tables = set(re.findall(r"<!-- ([\w-]+):begin -->", path))
+        return found, tables
+
+    found, tables = strays(POST)
+    assert not found, f"the main path quotes other runs through {sorted(found)}"
+    assert tables == {"worklog-example", "session"}
+    assert "dated(S)" in POST and re.findall(r"dated\((\w+)\)", "\n".join(
+        line for line, code in test_post.main_path(POST) if not code)) == ["S"]
+    # a marker of another run, planted on the main path, is caught
+    planted = POST.replace("# What is left\n", '# What is left\n\n<!--n d0(W2("copies", F16, kind="part"))-->447<!--/n-->\n', 1)
+    assert strays(planted)[0] == {"W2"}
