@@ -425,7 +425,7 @@ def test_the_results_chapter_is_its_session():
     fold = POST[POST.index("<summary>The GPU checks, change by change"):POST.index("[^check]:")]
     table = {m[1]: (m[2], m[3], int(m[4])) for m in
              re.finditer(r"^\| (\S+) \| ([^|]+) \| (H100|H200) \| (\d+) \|$", fold, re.M)}
-    assert len(table) == 26 and "No run failed." in fold
+    assert len(table) == 27 and "No run failed." in fold
 
     def passed(name, commit=None, gpu="H100 80GB HBM3"):
         log = (REPO / f"results/{name}").read_text()
@@ -489,6 +489,9 @@ def test_the_results_chapter_is_its_session():
     assert table["930af84"][2] == passed("h100-2026-11-27-check-quick-930af84.txt", "930af84")
     assert table["e23c329"][2] == passed("h100-2026-11-27-check-int8-e23c329.txt", "e23c329")
     assert table["5dae406"][2] == passed("h100-2026-11-27-check-quick-5dae406.txt", "5dae406")
+    assert table["ade8b8a"][2] == passed("h100-2026-11-27-check-quick-ade8b8a.txt", "ade8b8a")
+    assert {(p, layout) for p, _, layout in configs_passed("h100-2026-11-27-check-quick-ade8b8a-results.txt")} == \
+        {(p, layout) for p in (F16, BF16, "F16_IN_F16_OUT") for layout in ("00", "10", "11")}
     assert {(p, layout) for p, _, layout in configs_passed("h100-2026-11-27-check-quick-5dae406-results.txt")} == \
         {("I8_IN_I32_OUT", "01"), ("F16_IN_F32_OUT", "01"), ("BF16_IN_BF16_OUT", "01")}
     assert {(p, layout) for p, _, layout in configs_passed("h100-2026-11-27-check-int8-e23c329-results.txt")} == \
