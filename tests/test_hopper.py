@@ -399,7 +399,8 @@ def test_the_cluster_variant_pairs_its_blocks_step_for_step(tmp_path, ahead):
     assert "constexpr int HOPPER_EMPTY_ARRIVALS = 8 * HOPPER_CLUSTER;" in source
     assert source.count("tma_copy(&map_c, smem.c_slot(") == 1, "the producer copies C as gemm.md's does"
     code = "".join(c_function(source, head) for head in (
-        r"static __device__ inline void grouped_tile", r"static __device__ inline int2 hopper_tile",
+        r"static __device__ inline void grouped_tile", r"static __host__ __device__ inline int64_t hopper_tile_rows",
+        r"static __device__ inline int2 hopper_tile",
         r"static __host__ __device__ inline int64_t hopper_tiles", r"struct HopperShare",
         r"static __host__ __device__ inline int64_t hopper_work_tiles", r"struct WorkTile",
         r"static __device__ inline void for_each_work_tile"))
