@@ -342,7 +342,8 @@ def turns(path, shares=False, impl="wgmma", by_layout=False):
     speed over cuBLAS's; the medians' ratio (with shares, each build's median share instead, as
     {"base": ..., "new": ...}). With by_layout, each layout apart: (pair, "MxNxK", layout)."""
     rows = [r for r in compare_rows(path) if r["compared"] in ("base", "new")]   # not --also's runs
-    rows = [r for r in rows if r.get("mode", "burst") == steady_or_burst(rows)]
+    mode = steady_or_burst(rows)
+    rows = [r for r in rows if r.get("mode", "burst") == mode]
     key_of = lambda r: (r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}') + ((r["layout"],) if by_layout else ())
     found = {}
     for key in {key_of(r) for r in rows}:
@@ -362,7 +363,8 @@ def layout_gains(path, pair, problem, what="speed", impl="wgmma"):
     with what "energy", of its own median energy per GEMM."""
     rows = [r for r in compare_rows(path) if r["compared"] in ("base", "new") and r["type"] == pair
             and f'{r["M"]}x{r["N"]}x{r["K"]}' == problem_key(problem)]
-    rows = [r for r in rows if r.get("mode", "burst") == steady_or_burst(rows)]
+    mode = steady_or_burst(rows)
+    rows = [r for r in rows if r.get("mode", "burst") == mode]
     layouts = list(dict.fromkeys(r["layout"] for r in rows))
     if what == "speed":
         found = turns(path, impl=impl, by_layout=True)

@@ -165,3 +165,16 @@ def test_compare_says_when_the_builds_pad_differently(tmp_path, monkeypatch, cap
     out = capsys.readouterr().out
     assert code == 0 and "F16_IN_OUT" in out
     assert ("pad 8192 differently (base 8192x8192x8192, new 8256x8192x8192)" in out) is noted
+
+
+def test_a_comparison_reads_the_steady_state_where_the_run_has_one():
+    """With --sustain a run has a burst line and a steady-state line for each implementation:
+    compare_gpu.py (gemmlib.versus_cublas, against_cublas) and the post's figures of its CSVs
+    (prose.turns) read the steady state; a run without one, its burst."""
+    import prose
+    row = lambda impl, mode, etops: {"impl": impl, "mode": mode, "etops": str(etops)}
+    both = [row("wgmma", "burst", 700), row("cublas", "burst", 720), row("wgmma", "sustained", 650),
+            row("cublas", "sustained", 640)]
+    assert [r["etops"] for r in gemmlib.timed_rows(both, "wgmma")] == ["650"]
+    assert [r["etops"] for r in gemmlib.timed_rows(both[:2], "cublas")] == ["720"]
+    assert prose.steady_or_burst(both) == "sustained" and prose.steady_or_burst(both[:2]) == "burst"
