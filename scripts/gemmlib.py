@@ -241,11 +241,17 @@ def run(exe, args, timeout=1800):
                           timeout=timeout)
 
 
+def compared_mode(rows):
+    """The mode a comparison reads of CSV rows: --sustain's steady state ("sustained") where they
+    have it, else the timed burst ("burst")."""
+    return "sustained" if any(r.get("mode") == "sustained" for r in rows) else "burst"
+
+
 def timed_rows(found, impl):
-    """An implementation's rows of one run that a comparison reads: those of --sustain's steady
-    state where the run has them, else the timed burst's."""
+    """An implementation's rows of one run that a comparison reads (compared_mode)."""
     rows = [r for r in found if r["impl"] == impl]
-    return [r for r in rows if r.get("mode") == "sustained"] or [r for r in rows if r.get("mode", "burst") == "burst"]
+    mode = compared_mode(rows)
+    return [r for r in rows if r.get("mode", "burst") == mode]
 
 
 def versus_cublas(exe, args, header, kernel="wgmma", timeout=1800):

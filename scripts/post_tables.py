@@ -131,7 +131,8 @@ def session_table(cells, pairs=None):
     """Every kernel the session measured (a column each, titled as ./gemm --describe names it)
     and cuBLAS, and the fastest kernel's share of cuBLAS, per pair and layout; only the pairs
     that pairs(name) keeps, where given, and the kernels that ran them."""
-    cells = {key: v for key, v in cells.items() if pairs is None or pairs(key[0])}
+    kept = {t for t in {key[0] for key in cells} if pairs is None or pairs(t)}   # each pair asked once
+    cells = {key: v for key, v in cells.items() if key[0] in kept}
     kernels = [(k["name"], k["title"].replace(" kernel", "")) for k in gemmlib.registry()["kernels"]
                if any(key[2] == k["name"] for key in cells)]
     lines = ["| pair | " + " | ".join(title for _, title in kernels) + " | cuBLAS | fastest / cuBLAS |",

@@ -329,12 +329,6 @@ def turn_share(path, pair, problem, build="new"):
     return turns(path, shares=True)[(pair, problem_key(problem))][build]
 
 
-def steady_or_burst(rows):
-    """The mode a comparison reads of a compare_gpu.py CSV's rows, as compare_gpu.py itself does
-    (gemmlib.timed_rows): --sustain's steady state where they have it, else the burst."""
-    return "sustained" if any(r.get("mode") == "sustained" for r in rows) else "burst"
-
-
 @lru_cache(maxsize=None)
 def turns(path, shares=False, impl="wgmma", by_layout=False):
     """{(pair, "MxNxK"): the new build's median share of cuBLAS over the base build's} of a
@@ -342,7 +336,7 @@ def turns(path, shares=False, impl="wgmma", by_layout=False):
     speed over cuBLAS's; the medians' ratio (with shares, each build's median share instead, as
     {"base": ..., "new": ...}). With by_layout, each layout apart: (pair, "MxNxK", layout)."""
     rows = [r for r in compare_rows(path) if r["compared"] in ("base", "new")]   # not --also's runs
-    mode = steady_or_burst(rows)
+    mode = post_tables.gemmlib.compared_mode(rows)   # as compare_gpu.py reads them
     rows = [r for r in rows if r.get("mode", "burst") == mode]
     key_of = lambda r: (r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}') + ((r["layout"],) if by_layout else ())
     found = {}
@@ -363,7 +357,7 @@ def layout_gains(path, pair, problem, what="speed", impl="wgmma"):
     with what "energy", of its own median energy per GEMM."""
     rows = [r for r in compare_rows(path) if r["compared"] in ("base", "new") and r["type"] == pair
             and f'{r["M"]}x{r["N"]}x{r["K"]}' == problem_key(problem)]
-    mode = steady_or_burst(rows)
+    mode = post_tables.gemmlib.compared_mode(rows)   # as compare_gpu.py reads them
     rows = [r for r in rows if r.get("mode", "burst") == mode]
     layouts = list(dict.fromkeys(r["layout"] for r in rows))
     if what == "speed":

@@ -177,4 +177,5 @@ def test_a_comparison_reads_the_steady_state_where_the_run_has_one():
             row("cublas", "sustained", 640)]
     assert [r["etops"] for r in gemmlib.timed_rows(both, "wgmma")] == ["650"]
     assert [r["etops"] for r in gemmlib.timed_rows(both[:2], "cublas")] == ["720"]
-    assert prose.steady_or_burst(both) == "sustained" and prose.steady_or_burst(both[:2]) == "burst"
+    assert gemmlib.compared_mode(both) == "sustained" and gemmlib.compared_mode(both[:2]) == "burst"
+    assert prose.post_tables.gemmlib is gemmlib   # the post's figures read the runs by the same rule
