@@ -425,7 +425,7 @@ def test_the_results_chapter_is_its_session():
     fold = POST[POST.index("<summary>The GPU checks, change by change"):POST.index("[^check]:")]
     table = {m[1]: (m[2], m[3], int(m[4])) for m in
              re.finditer(r"^\| (\S+) \| ([^|]+) \| (H100|H200) \| (\d+) \|$", fold, re.M)}
-    assert len(table) == 27 and "No run failed." in fold
+    assert len(table) == 28 and "No run failed." in fold
 
     def passed(name, commit=None, gpu="H100 80GB HBM3"):
         log = (REPO / f"results/{name}").read_text()
@@ -490,6 +490,10 @@ def test_the_results_chapter_is_its_session():
     assert table["e23c329"][2] == passed("h100-2026-11-27-check-int8-e23c329.txt", "e23c329")
     assert table["5dae406"][2] == passed("h100-2026-11-27-check-quick-5dae406.txt", "5dae406")
     assert table["ade8b8a"][2] == passed("h100-2026-11-27-check-quick-ade8b8a.txt", "ade8b8a")
+    assert table["c7549bb"][2] == sum(passed(f"h100-2026-11-27-check-quick-c7549bb-{x}.txt", "c7549bb") for x in "ab")
+    assert {(p, layout) for x in "ab" for p, _, layout in
+            configs_passed(f"h100-2026-11-27-check-quick-c7549bb-{x}-results.txt")} == \
+        {(p, "01") for p in (BF16, "F16_IN_F16_OUT", U8)} | {("BF16_IN_BF16_OUT", l) for l in ("00", "10", "11")}
     assert {(p, layout) for p, _, layout in configs_passed("h100-2026-11-27-check-quick-ade8b8a-results.txt")} == \
         {(p, layout) for p in (F16, BF16, "F16_IN_F16_OUT") for layout in ("00", "10", "11")}
     assert {(p, layout) for p, _, layout in configs_passed("h100-2026-11-27-check-quick-5dae406-results.txt")} == \
