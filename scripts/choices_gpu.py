@@ -19,13 +19,15 @@ it goes. A choice ./gemm refuses for a problem (a width that does not divide it)
 Exit status 1 if a run fails its check.
 
 With --check it times nothing: for each pair and layout given (default: the 16-bit pairs in
-every layout) it runs each width at awkward sizes with the whole result checked on the CPU,
-and compute-sanitizer's memcheck at the last of those sizes the width takes; it prints PASS or
-FAIL per run and exits 1 if any failed.
+every layout) it runs each tile (each width, and the 192-row tile where the pair has it) at
+awkward sizes, K whole and split, with the whole result checked on the CPU, and
+compute-sanitizer's memcheck at the last of those sizes the tile takes; it prints PASS or FAIL
+per run and exits 1 if any failed.
 """
 
 import argparse
 import csv
+import json
 import statistics
 import subprocess
 import sys
@@ -36,6 +38,7 @@ import gemmlib  # noqa: E402
 
 # Awkward sizes for --check: one element, odd and prime sides, a padded N that 192 divides.
 CHECK_SIZES = ["1x1x1", "129x257x65", "1111x777x333", "300x3000x200"]
+CHECK_SLICES = 3   # and each split in three slices of K (a 192-row tile's last row of tiles, past M, too)
 MEMCHECK_TIMEOUT = 1200
 
 
@@ -149,8 +152,9 @@ def main():
 
 
 def check(described, wanted, layouts, source, folder, gpu):
-    """Every width for each pair and layout of `wanted` at CHECK_SIZES, fully verified, and
-    memcheck; the exit status."""
+    """Every tile of the Hopper kernel for each pair and layout of `wanted` (its build's
+    --describe: hopper_tiles, [rows, width] of those that fit the pair) at CHECK_SIZES, K whole
+    and in CHECK_SLICES slices, fully verified, and memcheck; the exit status."""
     failed = 0
     for pair, layout in wanted:
         exe = folder / f"check-{pair}-{layout}"
@@ -159,21 +163,23 @@ def check(described, wanted, layouts, source, folder, gpu):
             print(f"FAIL {pair} {layout}: did not build\n{built.stderr[-2000:]}", flush=True)
             failed += 1
             continue
-        for width in described["hopper_widths"]:
-            options = ["--kernel=wgmma", f"--hopper-width={width}", "--verify=full"]
-            taken = None           # the last size this width takes: its memcheck's
+        tiles = json.loads(gemmlib.run(exe, ["--describe"]).stdout)["hopper_tiles"]
+        for rows, width in tiles:
+            options = ["--kernel=wgmma", f"--hopper-rows={rows}", f"--hopper-width={width}", "--verify=full"]
+            taken = None           # the last size this tile takes: its memcheck's
             for size in CHECK_SIZES:
-                result = gemmlib.run(exe, [*shape_of(size), *options])
-                if refused(result.returncode, options):
-                    continue
-                ok = said(result, f"{pair} {layout} width {width} {size}")
-                failed += not ok
-                taken = size if ok else taken
+                for split in ([], [f"--split-k={CHECK_SLICES}"]):
+                    result = gemmlib.run(exe, [*shape_of(size), *options, *split])
+                    if refused(result.returncode, options):
+                        continue
+                    ok = said(result, f"{pair} {layout} tile {rows}x{width} {size} {' '.join(split)}".rstrip())
+                    failed += not ok
+                    taken = size if ok and not split else taken
             if taken:
                 memcheck = subprocess.run(["compute-sanitizer", "--tool", "memcheck", "--error-exitcode", "9",
                                            str(exe), *shape_of(taken), *options, "--warmup", "0", "--repeat", "1"],
                                           capture_output=True, text=True, timeout=MEMCHECK_TIMEOUT)
-                failed += not said(memcheck, f"{pair} {layout} width {width} {taken} memcheck")
+                failed += not said(memcheck, f"{pair} {layout} tile {rows}x{width} {taken} memcheck")
     print(f"{failed} failed")
     return 1 if failed else 0
 

@@ -664,14 +664,25 @@ def wmma_per_clock():
     return WX("simple", "F16_IN_F32_OUT", impl="ceiling") / 989 * 4096
 
 
+def hopper_tiles():
+    """HOPPER_WIDTHS of gemm.md, in its order: [(width, speed, consumers)] (a row that names no
+    consumers has HopperWidth's default); the first row is the running example's tile."""
+    code = _code()
+    widths = re.search(r"HOPPER_WIDTHS\[\] = \{(.*?)\};", code)[1]
+    default = int(re.search(r"struct HopperWidth \{[^}]*int consumers = (\d+);", code)[1])
+    return [(int(n), float(v), int(c) if c else default)
+            for n, v, c in re.findall(r"\{(\d+), ([\d.]+)(?:, (\d+))?\}", widths)]
+
+
 def hopper_widths():
-    """HOPPER_WIDTHS of gemm.md, in its order: [(width, speed)], the widest first."""
-    widths = re.search(r"HOPPER_WIDTHS\[\] = \{(.*?)\};", _code())[1]
-    return [(int(n), float(v)) for n, v in re.findall(r"\{(\d+), ([\d.]+)\}", widths)]
+    """The widths of the running example's 128-row tiles, in HOPPER_WIDTHS's order: [(width,
+    speed)], the widest first."""
+    first = hopper_tiles()[0][2]
+    return [(n, v) for n, v, c in hopper_tiles() if c == first]
 
 
 def width_speed(n):
-    """The speed of the Hopper kernel's tile n wide, as HOPPER_WIDTHS in gemm.md gives it."""
+    """The speed of the Hopper kernel's 128-row tile n wide, as HOPPER_WIDTHS in gemm.md gives it."""
     return dict(hopper_widths())[n]
 
 
@@ -681,11 +692,11 @@ def sms(gpu="h100"):
 
 
 def hopper_blocks(side, width):
-    """The Hopper kernel's blocks for side^3, padded to whole tiles of the widest width
-    (HOPPER_BM rows), `width` wide."""
-    rows, widest = 64 * int(setting("HOPPER_CONSUMERS")), hopper_widths()[0][0]   # HOPPER_BM
+    """The Hopper kernel's blocks for side^3, padded to whole tiles of the widest width (the
+    first row's 128 rows), `width` wide."""
+    widest, _, consumers = hopper_tiles()[0]
     padded = -(-side // widest) * widest
-    return padded // rows * (padded // width)
+    return padded // (64 * consumers) * (padded // width)
 
 
 def waves(blocks, gpu="h100"):

@@ -26,6 +26,9 @@ args = sys.argv[1:]
 if args == ["--csv-header"]:
     print("{HEADER}")
     sys.exit(0)
+if args == ["--describe"]:   # gemm.md's tiles, and for f16->f16 a taller one, as its build has
+    print('{{"hopper_tiles": TILES' + (', [192, 256]' if "PAIR" == "F16_IN_OUT" else '') + ']}}')
+    sys.exit(0)
 width, split = 64, 1
 for a in args:
     if a.startswith("--hopper-width="):
@@ -53,7 +56,8 @@ def stand_in(tmp_path, monkeypatch):
         if not pairs:      # the build behind --describe, which the stand-in does not replace
             return nvcc(source, exe, flags, gpu, **options)
         pair = pairs[0]
-        Path(exe).write_text(STAND_IN.replace("PAIR", pair))
+        tiles = str(gemmlib.registry()["hopper_tiles"])[:-1]   # the closing bracket comes with the pair's
+        Path(exe).write_text(STAND_IN.replace("PAIR", pair).replace("TILES", tiles))
         Path(exe).chmod(0o755)
         return type("Built", (), {"returncode": 0, "stderr": ""})()
     monkeypatch.setattr(gemmlib, "find_gpu", lambda prog: ("Test GPU", "90", "1"))
@@ -133,18 +137,24 @@ def test_the_widths_against_each_other_with_every_kernel(stand_in, capsys):
 
 
 def test_the_check_of_every_width(stand_in, capsys):
-    """--check times nothing: each width at the awkward sizes, fully verified, and memcheck at
-    the last size the width takes; a width ./gemm refuses is left out."""
-    sys.argv = ["choices_gpu.py", "--check", "--only", "BF16_IN_F32_OUT:NN"]
+    """--check times nothing: each tile its build describes at the awkward sizes, K whole and
+    split, fully verified, and memcheck at the last size the tile takes; a width ./gemm refuses
+    is left out. f16->f16's build has a 192-row tile too."""
+    sys.argv = ["choices_gpu.py", "--check", "--only", "BF16_IN_F32_OUT:NN,F16_IN_OUT:TN"]
     assert choices_gpu.main() == 0
     printed = capsys.readouterr().out.splitlines()
     widths = [w for w in gemmlib.registry()["hopper_widths"] if w != 192]
-    passed = [l for l in printed if l.startswith("PASS BF16_IN_F32_OUT NN width")]
-    assert len(passed) == len(widths) * (len(choices_gpu.CHECK_SIZES) + 1) and printed[-1] == "0 failed"
-    assert not any(" width 192 " in l for l in printed)
+    runs = len(choices_gpu.CHECK_SIZES) * 2 + 1   # K whole, K split, and memcheck
+    passed = [l for l in printed if l.startswith("PASS BF16_IN_F32_OUT NN tile 128x")]
+    assert len(passed) == len(widths) * runs and printed[-1] == "0 failed"
+    assert not any(" tile 128x192 " in l for l in printed)
+    assert sum(" --split-k=3" in l for l in passed) == len(widths) * len(choices_gpu.CHECK_SIZES)
+    taller = [l for l in printed if l.startswith("PASS F16_IN_OUT TN tile 192x256")]
+    assert len(taller) == runs and not any(l.startswith("PASS BF16_IN_F32_OUT NN tile 192x") for l in printed)
     sanitized = (stand_in / "sanitized").read_text().splitlines()
-    assert len(sanitized) == len(widths)
-    assert all(l.startswith("--tool memcheck") and "300 3000 200" in l and "--verify=full" in l for l in sanitized)
+    assert len(sanitized) == 2 * len(widths) + 1
+    assert all(l.startswith("--tool memcheck") and "300 3000 200" in l and "--verify=full" in l and
+               "--split-k" not in l for l in sanitized)
 
 
 def test_the_check_by_default_takes_the_16_bit_pairs_in_every_layout(stand_in, monkeypatch, capsys):

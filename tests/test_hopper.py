@@ -44,10 +44,21 @@ def hopper_spills(report):
                       r"(\d+) bytes spill loads", report, re.S)
 
 
-def kernels_by_width(ptx_path):
-    """{width: PTX of the Hopper kernel of that tile width} in a PTX file."""
+def kernels_by_tile(ptx_path):
+    """{(rows, width): PTX of the Hopper kernel of that tile} in a PTX file (gemm_wgmma<P, width,
+    consumers>, 64 rows a consumer)."""
     entries = re.split(r"(?m)^(?:\.visible\s+)?\.entry\s+", ptx_path.read_text())
-    return {int(re.match(r"\w*?Li(\d+)E", e)[1]): e for e in entries[1:] if e.startswith("_Z10gemm_wgmma")}
+    tiles = {}
+    for e in entries[1:]:
+        if e.startswith("_Z10gemm_wgmma"):
+            width, consumers = re.match(r"\w*?Li(\d+)ELi(\d+)E", e).groups()
+            tiles[(64 * int(consumers), int(width))] = e
+    return tiles
+
+
+def kernels_by_width(ptx_path):
+    """{width: PTX of the Hopper kernel of that width} of the 128-row tiles in a PTX file."""
+    return {width: e for (rows, width), e in kernels_by_tile(ptx_path).items() if rows == 128}
 
 
 def variant_kernels(tmp_path, changes, pair="F16_IN_F32_OUT", ta=0, tb=1):
@@ -145,6 +156,8 @@ def binaries(executable):
     ("F16_IN_F32_OUT", ["--kernel=wgmma", "--tile=64x64x64"], ["--tile", "--kernel=wgmma"]),
     ("F16_IN_F32_OUT", ["--kernel=simple", "--split-k=2"], ["--split-k", "--kernel=simple"]),
     ("F16_IN_F32_OUT", ["--kernel=dmma"], ["--kernel=dmma", "for double", "F16_IN_F32_OUT"]),
+    ("F16_IN_F32_OUT", ["--hopper-rows=192"], ["--hopper-rows=192", "F16_IN_F32_OUT", "128 rows"]),
+    ("F16_IN_F32_OUT", ["--hopper-rows=128", "--kernel=tiled"], ["--hopper-rows", "--kernel"]),
 ])
 def test_the_hopper_kernel_options_say_what_is_wrong(binaries, pair, args, words):
     result = subprocess.run([str(binaries[pair]), *args], capture_output=True, text=True, timeout=60)
@@ -168,6 +181,36 @@ def test_a_forced_width_pads_n_to_its_multiple(binaries):
     assert plan.returncode == 0, plan.stderr
     assert re.search(r"pads it to 1536 x 1024 x \d+\.", plan.stdout), plan.stdout
     assert "The Hopper kernel's tile: 128 x 128;" in plan.stdout, plan.stdout
+
+
+def test_the_taller_tile_is_f16_to_f16s_alone(gemm_cu, tmp_path, executable):
+    """Step H10: a tile of 192 rows, three consumer groups of 64, for f16->f16 alone, whose
+    accumulators are halves: 512 threads leave ptxas 128 registers a thread, and 128 float
+    accumulators would not fit. Its kernel has four m64n256k16 a stage, the consumers' registers
+    (152) and no spills; the choice takes it where its waves are shorter (8192^3, and the layer
+    shapes of large language models), not at 4096^3, and --hopper-rows forces either."""
+    _, report = ptx_and_report(gemm_cu, tmp_path, config_defines("F16_IN_OUT", None, 0, 1), HOPPER)
+    tiles = kernels_by_tile(tmp_path / "k.ptx")
+    assert sorted(tiles) == [(128, 64), (128, 128), (128, 192), (128, 256), (192, 256)], sorted(tiles)
+    tall = tiles[(192, 256)]
+    assert ".maxntid 512, 1, 1" in tall
+    assert re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f16", tall) == ["256"] * 4
+    assert "setmaxnreg.dec.sync.aligned.u32 40" in tall and "setmaxnreg.inc.sync.aligned.u32 152" in tall
+    functions = hopper_spills(report)
+    assert len(functions) == 5 and all(st == ld == "0" for _, st, ld in functions), functions
+    assert "C7507" not in report and "C7508" not in report and "C7510" not in report
+    _, report = ptx_and_report(gemm_cu, tmp_path, config_defines("BF16_IN_F32_OUT", None, 0, 1), HOPPER)
+    assert sorted(kernels_by_tile(tmp_path / "k.ptx")) == [(128, 64), (128, 128), (128, 192), (128, 256)]
+    exe = str(executable("F16_IN_OUT", 0, 1))
+    for size, options, words in [("8192", [], "192 x 256;"), ("4096", [], "128 x 256;"),
+                                 ("8192x28672x8192", [], "192 x 256;"), ("8192", ["--hopper-rows=128"], "128 x 256;"),
+                                 ("4096", ["--hopper-rows=192"], "192 x 256;"),
+                                 ("1000", ["--hopper-rows=192", "--hopper-width=256"], "192 x 256;")]:
+        m, n, k = (size.split("x") * 3)[:3] if "x" not in size else size.split("x")
+        plan = subprocess.run([exe, m, n, k, "--plan=h100", *options], capture_output=True, text=True, timeout=60)
+        assert plan.returncode == 0 and f"The Hopper kernel's tile: {words}" in plan.stdout, (size, options, plan)
+    wrong = subprocess.run([exe, "--hopper-rows=192", "--hopper-width=128"], capture_output=True, text=True, timeout=60)
+    assert wrong.returncode == 2 and "no such tile for F16_IN_OUT" in wrong.stderr, wrong.stderr
 
 
 def test_help_names_the_hopper_kernel(binaries):
@@ -197,8 +240,8 @@ AHEAD = {
     "h8": ((), None, ["-Xptxas", "-v"]),                                            # as shipped
     "h7": ((), "h-tma-store", []),
     "pp": (("hopper-c-from-global", "hopper-ping-pong"), None, ["-Xptxas", "-v"]),
-    "sum": (("hopper-c-from-global", "hopper-sum-inside"), None, ["-Xptxas", "-v"]),
-    "cl": (("hopper-clusters",), None, ["-Xptxas", "-v"]),
+    "sum": (("hopper-two-consumers", "hopper-c-from-global", "hopper-sum-inside"), None, ["-Xptxas", "-v"]),
+    "cl": (("hopper-two-consumers", "hopper-clusters"), None, ["-Xptxas", "-v"]),
 }
 
 

@@ -595,7 +595,7 @@ def test_plan_of_the_hopper_steps():
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT")
         for k in ("h-one-role", "h-roles", "h-grouped", "h-batched", "h-widths", "h-persistent", "h-tma-store",
-                  "h-last-wave", "h-c-pipeline")]
+                  "h-last-wave", "h-c-pipeline", "h-taller")]
     variants = ("h-prefetch", "h-spread", "h-spread-all", "h-ping-pong", "h-sum-inside", "h-clusters",
                 "h-prefetch-maps", "h-lean-steps")
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-explore"] == [
@@ -604,15 +604,15 @@ def test_plan_of_the_hopper_steps():
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-part"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT") for k in ("h-math", "h-copies", "h-no-epilogue")]
     assert all(kind.startswith("hopper") for *_, kind in jobs)
-    # a variant that builds for some pairs only is planned for those alone, and "pairs" is no macro
-    halves = worklog.plan(["F16_IN_OUT"], Args(no_steps=True, hopper=True))
-    assert [k for _, k, _, kind in halves if kind == "hopper-explore"] == list(variants) + ["h-three-consumers"]
-    three = next(s for k, _, s in worklog.HOPPER_VARIANTS if k == "h-three-consumers")
-    assert worklog.defines(three) == [] and worklog.changes(three) == ["worklog/hopper-three-consumers.md"]
     steps = {k: s for k, _, s in worklog.hopper_steps()}
-    assert steps["h-c-pipeline"] == {}, "the last step is the shipped kernel"
-    assert steps["h-last-wave"] == {"changes": ("hopper-c-from-global",)}   # before H9, C read by the consumers
-    whole = ("hopper-whole-waves", "hopper-c-from-global")   # before H8, the host never splits K
+    assert steps["h-taller"] == {}, "the last step is the shipped kernel"
+    two = ("hopper-two-consumers",)   # before H10, every tile has two consumer groups
+    assert steps["h-c-pipeline"] == {"changes": two}
+    assert steps["h-last-wave"] == {"changes": two + ("hopper-c-from-global",)}   # before H9, C read by the consumers
+    # the variants and parts measured before H10 have its table of tiles too (the ping-pong its own)
+    assert all(worklog.changes(s)[0] == "worklog/hopper-two-consumers.md" for k, _, s in
+               worklog.HOPPER_VARIANTS + worklog.HOPPER_PARTS if k != "h-ping-pong")
+    whole = two + ("hopper-whole-waves", "hopper-c-from-global")   # before H8, the host never splits K
     assert steps["h-tma-store"] == {"changes": whole}
     before = whole + ("hopper-direct-epilogue", "hopper-one-width", "hopper-one-tile")
     assert steps["h-roles"] == {"GROUP_M": 1, "changes": before}
@@ -655,7 +655,9 @@ def test_the_hopper_table_of_a_worklog_csv(tmp_path):
     assert f"| H1. TMA and wgmma, no producer, 2 stages | {expected} | 300 |" in table
     assert "| cuBLAS |  | 750 | — | 555 |" in table and "| H8 / cuBLAS |  | 80 % | — | 90 % |" in table
     assert "H9." not in table   # a step the runs do not have has no row
-    shipped = worklog.make_hopper_table(rows + [dict(rows[0], step="h-c-pipeline", etops=690.0)])
+    h9 = worklog.make_hopper_table(rows + [dict(rows[0], step="h-c-pipeline", etops=690.0)])
+    assert "| H9 / cuBLAS |  | 92 % |" in h9   # no longer the last step
+    shipped = worklog.make_hopper_table(rows + [dict(rows[0], step="h-taller", etops=690.0)])
     assert "| shipped / cuBLAS |  | 92 % |" in shipped
     assert "| step | expected | f16→f32 | bf16→f32 | f16→f32, 3000³ |" in table   # the smaller size: one pair
     assert "| 580 | — | 410 |" in table and "440" not in table   # a failed run is not a measurement
