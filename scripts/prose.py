@@ -368,6 +368,22 @@ def layout_gains(path, pair, problem, what="speed", impl="wgmma"):
     return [median("new", layout) / median("base", layout) - 1 for layout in layouts]
 
 
+def energy_vs_cublas(path, build="new", impl="wgmma"):
+    """{(pair, "MxNxK", layout): a build's median energy per GEMM over cuBLAS's in the same
+    process} of a compare_gpu.py CSV (each kernel line and the cuBLAS line after it, of the
+    mode compare_gpu.py compares)."""
+    rows = [r for r in compare_rows(path) if r["compared"] == build]
+    mode = post_tables.gemmlib.compared_mode(rows)
+    rows = [r for r in rows if r.get("mode", "burst") == mode]
+    key_of = lambda r: (r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}', r["layout"])
+    found = {}
+    for i, r in enumerate(rows):
+        if r["impl"] == impl:
+            c = next(c for c in rows[i + 1:] if c["impl"] == "cublas" and key_of(c) == key_of(r))
+            found.setdefault(key_of(r), []).append(post_tables.gemmlib.rows_against_cublas(r, c)[1])
+    return {k: statistics.median(v) for k, v in found.items()}
+
+
 def own_gains(path, pairs, problems, impl="wgmma"):
     """The new build's own speed over the base build's, less 1 (the median of each build's
     runs; not shares of cuBLAS: for runs whose options change cuBLAS's work too), of a
@@ -753,7 +769,7 @@ def namespace():
         printed, T192, long_k, R, tile_share, X, counter, profiled, profiled_ratio, that_day, found, prototype,
         prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady, ncu_us, ncu_counter,
         probe_speed, runs, dated, setting, width_speed, sms, hopper_blocks, waves, narrow_speeds,
-        split_wave_costs, checks_passed, kernel_names, wmma_per_clock, layout_gains)})
+        split_wave_costs, checks_passed, kernel_names, wmma_per_clock, layout_gains, energy_vs_cublas)})
     names.update(EXAMPLE=post_tables.EXAMPLE, H9_FLOOR=post_tables.H9_FLOORS[0], HOPPER_SIZES_RUN=post_tables.HOPPER_SIZES_RUN, HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  SMALL="results/hopper-worklog-1/wgmma-small.txt",
@@ -764,6 +780,7 @@ def namespace():
                  INT8_PROBE="results/h100-2026-11-27-int8-mma-probe-2.csv",
                  INT8_PROBE_TILED="results/h100-2026-11-27-int8-mma-probe-2-tiled.csv",
                  THREE="results/h100-2026-11-27-three-consumers.csv",
+                 TALLER="results/h100-2026-11-27-taller.csv", TALLER_HELD="results/h100-2026-11-27-taller-sustained.csv",
                  SKEW_NCU="results/h100-2026-11-27-mma-scratch-skew-profile.txt",
                  EPILOGUE=post_tables.HOPPER_EPILOGUE.format,
                  TURNS=post_tables.HOPPER_TURNS.format, LAST_WAVE=post_tables.LAST_WAVE,
