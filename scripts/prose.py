@@ -384,6 +384,21 @@ def energy_vs_cublas(path, build="new", impl="wgmma"):
     return {k: statistics.median(v) for k, v in found.items()}
 
 
+def own_choice(path, cells):
+    """Of a choices_gpu.py CSV: for each (pair, "MxNxK") of `cells`, the Hopper kernel's median
+    speed with its own choice of tile over the best median of the choices forced in turn that
+    pad the problem as its own does (a wider padding changes cuBLAS's work and the kernel's)."""
+    rows = [r for r in compare_rows(path) if r["impl"] == "wgmma" and r["result"] == "PASS"]
+    found = []
+    for pair, problem in cells:
+        here = [r for r in rows if r["type"] == pair and f'{r["M"]}x{r["N"]}x{r["K"]}' == problem_key(problem)]
+        padding = {r["Np"] for r in here if r["choice"] == "own"}
+        speed = lambda choice: statistics.median(float(r["etops"]) for r in here if r["choice"] == choice)
+        choices = {r["choice"] for r in here if r["Np"] in padding}
+        found.append(speed("own") / max(speed(c) for c in choices))
+    return found
+
+
 def own_gains(path, pairs, problems, impl="wgmma"):
     """The new build's own speed over the base build's, less 1 (the median of each build's
     runs; not shares of cuBLAS: for runs whose options change cuBLAS's work too), of a
@@ -769,7 +784,7 @@ def namespace():
         printed, T192, long_k, R, tile_share, X, counter, profiled, profiled_ratio, that_day, found, prototype,
         prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady, ncu_us, ncu_counter,
         probe_speed, runs, dated, setting, width_speed, sms, hopper_blocks, waves, narrow_speeds,
-        split_wave_costs, checks_passed, kernel_names, wmma_per_clock, layout_gains, energy_vs_cublas)})
+        split_wave_costs, checks_passed, kernel_names, wmma_per_clock, layout_gains, energy_vs_cublas, own_choice)})
     names.update(EXAMPLE=post_tables.EXAMPLE, H9_FLOOR=post_tables.H9_FLOORS[0], HOPPER_SIZES_RUN=post_tables.HOPPER_SIZES_RUN, HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  SMALL="results/hopper-worklog-1/wgmma-small.txt",
@@ -780,6 +795,7 @@ def namespace():
                  INT8_PROBE="results/h100-2026-11-27-int8-mma-probe-2.csv",
                  INT8_PROBE_TILED="results/h100-2026-11-27-int8-mma-probe-2-tiled.csv",
                  THREE="results/h100-2026-11-27-three-consumers.csv",
+                 GAP_CHOICES="results/h100-2026-11-27-choices-peer-gaps.csv",
                  TALLER="results/h100-2026-11-27-taller.csv", TALLER_HELD="results/h100-2026-11-27-taller-sustained.csv",
                  SKEW_NCU="results/h100-2026-11-27-mma-scratch-skew-profile.txt",
                  EPILOGUE=post_tables.HOPPER_EPILOGUE.format,
