@@ -207,7 +207,7 @@ HOPPER_EXPECTED = {"h-one-role": "half to three quarters of full speed",
                    "h-tma-store": "up to the +10–13 % the epilogue costs",
                    "h-last-wave": "1.3× at 1024³, none at 8192³",
                    "h-c-pipeline": "up to what reading C costs",
-                   "h-taller": "f16→f16 only: 4–5 % at 8192³ held"}
+                   "h-taller": "f16→f16 only: +4–5 % at 8192³, sustained"}
 HOPPER_TYPES = tuple(gemmlib.hopper_pairs(native=True))   # the 16-bit pairs
 
 
