@@ -702,7 +702,7 @@ def hopper_tiles():
     widths = re.search(r"HOPPER_WIDTHS\[\] = \{(.*?)\};", code)[1]
     default = int(re.search(r"struct HopperWidth \{[^}]*int consumers = (\d+);", code)[1])
     return [(int(n), float(v), int(c) if c else default)
-            for n, v, c in re.findall(r"\{(\d+), ([\d.]+)(?:, (\d+))?\}", widths)]
+            for n, v, c in re.findall(r"\{(\d+), ([\d.]+)(?:, (\d+)(?:, \d+)?)?\}", widths)]
 
 
 def hopper_widths():
@@ -784,7 +784,7 @@ def namespace():
         printed, T192, long_k, R, tile_share, X, counter, profiled, profiled_ratio, that_day, found, prototype,
         prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady, ncu_us, ncu_counter,
         probe_speed, runs, dated, setting, width_speed, sms, hopper_blocks, waves, narrow_speeds,
-        split_wave_costs, checks_passed, kernel_names, wmma_per_clock, layout_gains, energy_vs_cublas, own_choice)})
+        split_wave_costs, checks_passed, kernel_names, wmma_per_clock, layout_gains, energy_vs_cublas, own_choice, hopper_tiles)})
     names.update(EXAMPLE=post_tables.EXAMPLE, H9_FLOOR=post_tables.H9_FLOORS[0], HOPPER_SIZES_RUN=post_tables.HOPPER_SIZES_RUN, HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  SMALL="results/hopper-worklog-1/wgmma-small.txt",

@@ -188,7 +188,8 @@ def test_the_taller_tile_is_f16_to_f16s_alone(gemm_cu, tmp_path, executable):
     accumulators are halves: 512 threads leave ptxas 128 registers a thread, and 128 float
     accumulators would not fit. Its kernel has four m64n256k16 a stage, the consumers' registers
     (152) and no spills; the choice takes it where its waves are shorter (8192^3, and the layer
-    shapes of large language models), not at 4096^3, and --hopper-rows forces either."""
+    shapes of large language models) where its tiles fill four waves or more, not at 4096^3 or
+    3072^3, and --hopper-rows forces either."""
     # (the compiles of CASES, A transposed for f16->f16, both for bf16->f32: made once, for both tests)
     _, report = ptx_and_report(gemm_cu, tmp_path, config_defines("F16_IN_OUT", None, 1, 0), HOPPER)
     tiles = kernels_by_tile(tmp_path / "k.ptx")
@@ -203,7 +204,9 @@ def test_the_taller_tile_is_f16_to_f16s_alone(gemm_cu, tmp_path, executable):
     _, report = ptx_and_report(gemm_cu, tmp_path, config_defines("BF16_IN_F32_OUT", None, 1, 1), HOPPER)
     assert sorted(kernels_by_tile(tmp_path / "k.ptx")) == [(128, 64), (128, 128), (128, 192), (128, 256)]
     exe = str(executable("F16_IN_OUT", 0, 1))
-    for size, options, words in [("8192", [], "192 x 256;"), ("4096", [], "128 x 256;"),
+    # (3072^3 fills 1.5 waves of 192-row tiles: too few, min_waves, though the waves' time would take it)
+    for size, options, words in [("8192", [], "192 x 256;"), ("4096", [], "128 x 256;"), ("3072", [], "128 x 192;"),
+                                 ("3072", ["--hopper-rows=192"], "192 x 256;"),
                                  ("8192x28672x8192", [], "192 x 256;"), ("8192", ["--hopper-rows=128"], "128 x 256;"),
                                  ("4096", ["--hopper-rows=192"], "192 x 256;"),
                                  ("1000", ["--hopper-rows=192", "--hopper-width=256"], "192 x 256;")]:
