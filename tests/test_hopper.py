@@ -239,12 +239,13 @@ def step_source(tmp_path, key):
 # The builds of whole programs for sm_90a that the tests below read (ptxas's report, the PTX
 # kept beside the executable, --plan=h100): made together, two at a time, when the first of
 # them is asked for, so that the machine's second core is not left idle. name -> (worklog change
-# files, or the Hopper step whose source it is, and nvcc options beyond the pair's).
+# files, or the Hopper step whose source it is, nvcc options beyond the pair's, and the target:
+# sm_90a, or PTX alone for a build whose --plan is all a test reads).
 AHEAD = {
-    "h7": ((), "h-tma-store", []),
-    "pp": (("hopper-c-from-global", "hopper-ping-pong"), None, ["-Xptxas", "-v"]),
-    "sum": (("hopper-two-consumers", "hopper-c-from-global", "hopper-sum-inside"), None, ["-Xptxas", "-v"]),
-    "cl": (("hopper-two-consumers", "hopper-clusters"), None, ["-Xptxas", "-v"]),
+    "h7": ((), "h-tma-store", [], "compute_90"),
+    "pp": (("hopper-c-from-global", "hopper-ping-pong"), None, ["-Xptxas", "-v"], HOPPER),
+    "sum": (("hopper-two-consumers", "hopper-c-from-global", "hopper-sum-inside"), None, ["-Xptxas", "-v"], HOPPER),
+    "cl": (("hopper-two-consumers", "hopper-clusters"), None, ["-Xptxas", "-v"], HOPPER),
 }
 
 
@@ -255,11 +256,11 @@ def ahead(tmp_path_factory, parallel):
     folder = tmp_path_factory.mktemp("hopper-builds")
 
     def build(name):
-        changes, step, options = AHEAD[name]
+        changes, step, options, gpu = AHEAD[name]
         cu, defines = step_source(folder, step) if step else (gemmlib.tangle(folder / f"{name}.cu", changes=changes), [])
         exe = folder / name
         built = gemmlib.nvcc(cu, exe, config_defines("F16_IN_F32_OUT", None, 0, 1) + defines + options,
-                             gpu=HOPPER, keep="-v" in options)
+                             gpu=gpu, keep="-v" in options)
         return cu, exe, built
     return parallel(build, AHEAD)
 
