@@ -187,8 +187,8 @@ def explore_variants(type_pair):
 # the first as a change file, then the shipped block with its blocks in plain row order, then
 # grouped, all three with the epilogue of one element at a time; then the batched epilogue,
 # the width chosen by the waves, the persistent blocks, the epilogue through shared memory
-# and the TMA, the 64-wide tile and split last wave, and the shipped kernel, whose producer
-# copies C into the stages; last the shipped kernel, which has a tile of 192 rows too.
+# and the TMA, the 64-wide tile and split last wave, the producer's copies of C into the
+# stages; last the shipped kernel, which has a tile of 192 rows too.
 HOPPER_STEP_TITLES = {"h-one-role": "H1. TMA and wgmma, no producer, 2 stages",
                       "h-roles": "H2. a producer warp group, setmaxnreg, 4 stages",
                       "h-grouped": "H3. blocks grouped by 8 rows",
