@@ -425,7 +425,7 @@ def test_the_results_chapter_is_its_session():
     fold = POST[POST.index("<summary>The GPU checks, change by change"):POST.index("[^check]:")]
     table = {m[1]: (m[2], m[3], int(m[4])) for m in
              re.finditer(r"^\| (\S+) \| ([^|]+) \| (H100|H200) \| (\d+) \|$", fold, re.M)}
-    assert len(table) == 29 and "No run failed." in fold
+    assert len(table) == 30 and "No run failed." in fold
 
     def passed(name, commit=None, gpu="H100 80GB HBM3"):
         log = (REPO / f"results/{name}").read_text()
@@ -498,6 +498,10 @@ def test_the_results_chapter_is_its_session():
     assert len(re.findall(r"^PASS F16_IN_OUT (?:TN|NN|NT|TT) tile 192x256 ", tiles, re.M)) == 4 * 9
     tile_runs = len(re.findall(r"^PASS ", tiles, re.M)) + len(re.findall(r"^memcheck 192x256 .*: rc=0 1$", tiles, re.M))
     assert table["4fe3e59"][2] == tile_runs + passed("h100-2026-11-27-check-quick-4fe3e59.txt", "4fe3e59")
+    assert table["e4221e2"][2] == passed("h100-2026-11-27-check-quick-e4221e2.txt", "e4221e2")
+    assert {p for p, _, _ in configs_passed("h100-2026-11-27-check-quick-e4221e2-results.txt")} == {
+        U8, BF16, "BF16_IN_BF16_OUT", "F16_IN_F16_OUT", TF32, "E4M3_IN_F32_OUT", "E5M2_IN_F32_OUT",
+        "E4M3_IN_BF16_OUT", "E4M3_IN_F16_OUT"}
     assert {(p, layout) for x in "ab" for p, _, layout in
             configs_passed(f"h100-2026-11-27-check-quick-c7549bb-{x}-results.txt")} == \
         {(p, "01") for p in (BF16, "F16_IN_F16_OUT", U8)} | {("BF16_IN_BF16_OUT", l) for l in ("00", "10", "11")}
