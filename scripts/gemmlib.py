@@ -247,11 +247,15 @@ def compared_mode(rows):
     return "sustained" if any(r.get("mode") == "sustained" for r in rows) else "burst"
 
 
-def timed_rows(found, impl):
-    """An implementation's rows of one run that a comparison reads (compared_mode)."""
-    rows = [r for r in found if r["impl"] == impl]
+def in_compared_mode(rows):
+    """The rows of compared_mode's mode, of those given."""
     mode = compared_mode(rows)
     return [r for r in rows if r.get("mode", "burst") == mode]
+
+
+def timed_rows(found, impl):
+    """An implementation's rows of one run that a comparison reads (compared_mode)."""
+    return in_compared_mode([r for r in found if r["impl"] == impl])
 
 
 def versus_cublas(exe, args, header, kernel="wgmma", timeout=1800):

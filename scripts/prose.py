@@ -336,8 +336,7 @@ def turns(path, shares=False, impl="wgmma", by_layout=False):
     speed over cuBLAS's; the medians' ratio (with shares, each build's median share instead, as
     {"base": ..., "new": ...}). With by_layout, each layout apart: (pair, "MxNxK", layout)."""
     rows = [r for r in compare_rows(path) if r["compared"] in ("base", "new")]   # not --also's runs
-    mode = post_tables.gemmlib.compared_mode(rows)   # as compare_gpu.py reads them
-    rows = [r for r in rows if r.get("mode", "burst") == mode]
+    rows = post_tables.gemmlib.in_compared_mode(rows)   # as compare_gpu.py reads them
     key_of = lambda r: (r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}') + ((r["layout"],) if by_layout else ())
     found = {}
     for key in {key_of(r) for r in rows}:
@@ -357,8 +356,7 @@ def layout_gains(path, pair, problem, what="speed", impl="wgmma"):
     with what "energy", of its own median energy per GEMM."""
     rows = [r for r in compare_rows(path) if r["compared"] in ("base", "new") and r["type"] == pair
             and f'{r["M"]}x{r["N"]}x{r["K"]}' == problem_key(problem)]
-    mode = post_tables.gemmlib.compared_mode(rows)   # as compare_gpu.py reads them
-    rows = [r for r in rows if r.get("mode", "burst") == mode]
+    rows = post_tables.gemmlib.in_compared_mode(rows)   # as compare_gpu.py reads them
     layouts = list(dict.fromkeys(r["layout"] for r in rows))
     if what == "speed":
         found = turns(path, impl=impl, by_layout=True)
@@ -373,8 +371,7 @@ def energy_vs_cublas(path, build="new", impl="wgmma"):
     process} of a compare_gpu.py CSV (each kernel line and the cuBLAS line after it, of the
     mode compare_gpu.py compares)."""
     rows = [r for r in compare_rows(path) if r["compared"] == build]
-    mode = post_tables.gemmlib.compared_mode(rows)
-    rows = [r for r in rows if r.get("mode", "burst") == mode]
+    rows = post_tables.gemmlib.in_compared_mode(rows)   # as compare_gpu.py reads them
     key_of = lambda r: (r["type"], f'{r["M"]}x{r["N"]}x{r["K"]}', r["layout"])
     found = {}
     for i, r in enumerate(rows):
@@ -708,8 +705,8 @@ def hopper_tiles():
 def hopper_widths():
     """The widths of the running example's 128-row tiles, in HOPPER_WIDTHS's order: [(width,
     speed)], the widest first."""
-    first = hopper_tiles()[0][2]
-    return [(n, v) for n, v, c in hopper_tiles() if c == first]
+    tiles = hopper_tiles()
+    return [(n, v) for n, v, c in tiles if c == tiles[0][2]]
 
 
 def width_speed(n):
