@@ -19,6 +19,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
 import gemmlib  # noqa: E402  (the one way to build gemm.md; its lists come from --describe)
 
+# gemmlib.nvcc as imported, for the compiles in the background: a test that replaces
+# gemmlib.nvcc with a fake (monkeypatch) must not hand its fake to the background's threads,
+# which would then "compile" every configuration left, in an instant, into the fake's output.
+NVCC = gemmlib.nvcc
+
 # What ./gemm --describe says: the type pairs, shapes, layouts, kernels, tiles, GPUs and CSV
 # columns every test takes its parameters from. A PTX-only build of gemm.md, done once.
 REGISTRY = gemmlib.registry()
@@ -133,12 +138,12 @@ class Compiles:
         if config in EXECUTABLES:
             shape_option = None if shape == default_shape(pair) else shape
             sass = config in WITH_SASS   # with ptxas's report of each kernel (registers, spills)
-            result = gemmlib.nvcc(self.source, out, config_defines(pair, shape_option, ta, tb)
-                                  + (["-Xptxas", "-v"] if sass else []),
-                                  gpu="sm_90" if sass else "compute_90", keep=True, niceness=niceness)
+            result = NVCC(self.source, out, config_defines(pair, shape_option, ta, tb)
+                          + (["-Xptxas", "-v"] if sass else []),
+                          gpu="sm_90" if sass else "compute_90", keep=True, niceness=niceness)
             return result, out, cubin
-        return gemmlib.nvcc(self.source, cubin.with_suffix(".ptx"), config_defines(*config), gpu="sm_90",
-                            mode="ptx", niceness=niceness), None, cubin
+        return NVCC(self.source, cubin.with_suffix(".ptx"), config_defines(*config), gpu="sm_90",
+                    mode="ptx", niceness=niceness), None, cubin
 
     def ahead(self, configs):
         """Compile `configs` on two threads of their own (the machine has two cores), started
