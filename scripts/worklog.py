@@ -240,7 +240,8 @@ TWO_CONSUMERS = ("hopper-two-consumers",)
 # Variants of the Hopper kernel that are not steps (`run --hopper` times them too, as kind
 # "hopper-explore"): experiments that a measurement may promote.
 # Each was measured on the kernel of its time, step H8 or earlier, whose consumers read C,
-# except h-clusters, h-prefetch-maps and h-lean-steps, which are built on step H9.
+# except h-clusters, h-prefetch-maps and h-lean-steps, which are built on step H9, and
+# h-one-barrier, built on step H10.
 HOPPER_VARIANTS = [("h-prefetch", "C prefetched into L2 eight steps before the end of K",
                     {"changes": TWO_CONSUMERS + ("hopper-c-from-global", "hopper-prefetch-c")}),
                    ("h-spread", "C prefetched into L2 a few rows a step over the last 32 steps",
@@ -256,7 +257,9 @@ HOPPER_VARIANTS = [("h-prefetch", "C prefetched into L2 eight steps before the e
                    ("h-prefetch-maps", "the tensor maps fetched at the kernel's start",
                     {"changes": TWO_CONSUMERS + ("hopper-prefetch-maps",)}),
                    ("h-lean-steps", "a step of K in fewer instructions",
-                    {"changes": TWO_CONSUMERS + ("hopper-lean-steps",)})]
+                    {"changes": TWO_CONSUMERS + ("hopper-lean-steps",)}),
+                   ("h-one-barrier", "one barrier of the consumer group per box of C, not two",
+                    {"changes": ("hopper-one-barrier-epilogue",)})]
 
 # The Hopper kernel with part of its work left out (kind "hopper-part", timed without
 # verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue

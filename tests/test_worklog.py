@@ -597,7 +597,7 @@ def test_plan_of_the_hopper_steps():
         for k in ("h-one-role", "h-roles", "h-grouped", "h-batched", "h-widths", "h-persistent", "h-tma-store",
                   "h-last-wave", "h-c-pipeline", "h-taller")]
     variants = ("h-prefetch", "h-spread", "h-spread-all", "h-ping-pong", "h-sum-inside", "h-clusters",
-                "h-prefetch-maps", "h-lean-steps")
+                "h-prefetch-maps", "h-lean-steps", "h-one-barrier")
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-explore"] == [
         ("F16_IN_F32_OUT", k) for k in variants] + [
         ("BF16_IN_F32_OUT", k) for k in variants]
@@ -609,9 +609,12 @@ def test_plan_of_the_hopper_steps():
     two = ("hopper-two-consumers",)   # before H10, every tile has two consumer groups
     assert steps["h-c-pipeline"] == {"changes": two}
     assert steps["h-last-wave"] == {"changes": two + ("hopper-c-from-global",)}   # before H9, C read by the consumers
-    # the variants and parts measured before H10 have its table of tiles too (the ping-pong its own)
+    # the variants and parts measured before H10 have its table of tiles too (the ping-pong its
+    # own); the one measured on H10 has H10's
     assert all(worklog.changes(s)[0] == "worklog/hopper-two-consumers.md" for k, _, s in
-               worklog.HOPPER_VARIANTS + worklog.HOPPER_PARTS if k != "h-ping-pong")
+               worklog.HOPPER_VARIANTS + worklog.HOPPER_PARTS if k not in ("h-ping-pong", "h-one-barrier"))
+    assert dict((k, s) for k, _, s in worklog.HOPPER_VARIANTS)["h-one-barrier"] == {
+        "changes": ("hopper-one-barrier-epilogue",)}
     whole = two + ("hopper-whole-waves", "hopper-c-from-global")   # before H8, the host never splits K
     assert steps["h-tma-store"] == {"changes": whole}
     before = whole + ("hopper-direct-epilogue", "hopper-one-width", "hopper-one-tile")
