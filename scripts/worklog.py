@@ -198,7 +198,8 @@ HOPPER_STEP_TITLES = {"h-one-role": "H1. TMA and wgmma, no producer, 2 stages",
                       "h-tma-store": "H7. C stored by the TMA from shared memory",
                       "h-last-wave": "H8. a 64-wide tile; the last wave's K split",
                       "h-c-pipeline": "H9. C copied in through the pipeline",
-                      "h-taller": "H10. a 192-row tile for f16→f16 on large problems: as shipped"}
+                      "h-taller": "H10. a 192-row tile for f16→f16 on large problems",
+                      "h-square-waves": "H11. a wave's tiles as tall as wide: as shipped"}
 # What each was expected to do, as EXPECTED for the tiled kernel (Appendix F reasons it out).
 HOPPER_EXPECTED = {"h-one-role": "half to three quarters of full speed",
                    "h-roles": "most of H1's stops gone", "h-grouped": "a prototype's 82–102 % of cuBLAS",
@@ -207,7 +208,8 @@ HOPPER_EXPECTED = {"h-one-role": "half to three quarters of full speed",
                    "h-tma-store": "up to the +10–13 % the epilogue costs",
                    "h-last-wave": "1.3× at 1024³, none at 8192³",
                    "h-c-pipeline": "up to what reading C costs",
-                   "h-taller": "f16→f16 only: +4–5 % at 8192³, sustained"}
+                   "h-taller": "f16→f16 only: +4–5 % at 8192³, sustained",
+                   "h-square-waves": "about +1 % at 8192³, sustained"}
 HOPPER_TYPES = tuple(gemmlib.hopper_pairs(native=True))   # the 16-bit pairs
 
 
@@ -229,13 +231,17 @@ def hopper_steps():
     # Before H10 every tile has two consumer groups: that change file first, so that a later
     # one's own table of tiles (one width, whole waves) stands.
     settings = {k: dict(s, changes=TWO_CONSUMERS + s.get("changes", ())) for k, s in settings.items()}
-    settings["h-taller"] = {}
+    settings["h-taller"] = {"changes": BEFORE_H11}
+    settings["h-square-waves"] = {}
     return [(key, title, settings[key]) for key, title in HOPPER_STEP_TITLES.items()]
 
 
+# Before step H11 (and in the variants measured before it) the Hopper kernel's tiles went in
+# groups of GROUP_M rows, as the other kernels' do: a change file puts that back.
+BEFORE_H11 = ("hopper-group-m",)
 # Before step H10 (and in the variants measured before it) every Hopper tile had two consumer
 # groups: a change file takes the 192-row tile out of the table.
-TWO_CONSUMERS = ("hopper-two-consumers",)
+TWO_CONSUMERS = BEFORE_H11 + ("hopper-two-consumers",)
 
 # Variants of the Hopper kernel that are not steps (`run --hopper` times them too, as kind
 # "hopper-explore"): experiments that a measurement may promote.
@@ -249,7 +255,7 @@ HOPPER_VARIANTS = [("h-prefetch", "C prefetched into L2 eight steps before the e
                    ("h-spread-all", "C prefetched into L2 a row a step over the whole of K",
                     {"HOPPER_SPREAD_C": 0, "changes": TWO_CONSUMERS + ("hopper-c-from-global", "hopper-spread-c")}),
                    ("h-ping-pong", "two consumer groups taking turns, a tile of 128 rows each",
-                    {"changes": ("hopper-c-from-global", "hopper-ping-pong")}),
+                    {"changes": BEFORE_H11 + ("hopper-c-from-global", "hopper-ping-pong")}),
                    ("h-sum-inside", "a split tile's slices added inside the kernel",
                     {"changes": TWO_CONSUMERS + ("hopper-c-from-global", "hopper-sum-inside")}),
                    ("h-clusters", "clusters of two blocks, B multicast into both",
@@ -259,7 +265,7 @@ HOPPER_VARIANTS = [("h-prefetch", "C prefetched into L2 eight steps before the e
                    ("h-lean-steps", "a step of K in fewer instructions",
                     {"changes": TWO_CONSUMERS + ("hopper-lean-steps",)}),
                    ("h-one-barrier", "one barrier of the consumer group per box of C, not two",
-                    {"changes": ("hopper-one-barrier-epilogue",)})]
+                    {"changes": BEFORE_H11 + ("hopper-one-barrier-epilogue",)})]
 
 # The Hopper kernel with part of its work left out (kind "hopper-part", timed without
 # verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue

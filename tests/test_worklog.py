@@ -595,7 +595,7 @@ def test_plan_of_the_hopper_steps():
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper"] == [
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT")
         for k in ("h-one-role", "h-roles", "h-grouped", "h-batched", "h-widths", "h-persistent", "h-tma-store",
-                  "h-last-wave", "h-c-pipeline", "h-taller")]
+                  "h-last-wave", "h-c-pipeline", "h-taller", "h-square-waves")]
     variants = ("h-prefetch", "h-spread", "h-spread-all", "h-ping-pong", "h-sum-inside", "h-clusters",
                 "h-prefetch-maps", "h-lean-steps", "h-one-barrier")
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-explore"] == [
@@ -605,16 +605,20 @@ def test_plan_of_the_hopper_steps():
         (t, k) for t in ("F16_IN_F32_OUT", "BF16_IN_F32_OUT") for k in ("h-math", "h-copies", "h-no-epilogue")]
     assert all(kind.startswith("hopper") for *_, kind in jobs)
     steps = {k: s for k, _, s in worklog.hopper_steps()}
-    assert steps["h-taller"] == {}, "the last step is the shipped kernel"
-    two = ("hopper-two-consumers",)   # before H10, every tile has two consumer groups
+    assert steps["h-square-waves"] == {}, "the last step is the shipped kernel"
+    group = ("hopper-group-m",)   # before H11, the tiles go in groups of GROUP_M rows
+    assert steps["h-taller"] == {"changes": group}
+    two = group + ("hopper-two-consumers",)   # before H10, every tile has two consumer groups
     assert steps["h-c-pipeline"] == {"changes": two}
     assert steps["h-last-wave"] == {"changes": two + ("hopper-c-from-global",)}   # before H9, C read by the consumers
-    # the variants and parts measured before H10 have its table of tiles too (the ping-pong its
-    # own); the one measured on H10 has H10's
-    assert all(worklog.changes(s)[0] == "worklog/hopper-two-consumers.md" for k, _, s in
+    # the variants and parts measured before H11 have its tile order; those measured before H10
+    # its table of tiles too (the ping-pong its own), and the one measured on H10 has H10's
+    assert all(worklog.changes(s)[0] == "worklog/hopper-group-m.md" for k, _, s in
+               worklog.HOPPER_VARIANTS + worklog.HOPPER_PARTS)
+    assert all(worklog.changes(s)[1] == "worklog/hopper-two-consumers.md" for k, _, s in
                worklog.HOPPER_VARIANTS + worklog.HOPPER_PARTS if k not in ("h-ping-pong", "h-one-barrier"))
     assert dict((k, s) for k, _, s in worklog.HOPPER_VARIANTS)["h-one-barrier"] == {
-        "changes": ("hopper-one-barrier-epilogue",)}
+        "changes": group + ("hopper-one-barrier-epilogue",)}
     whole = two + ("hopper-whole-waves", "hopper-c-from-global")   # before H8, the host never splits K
     assert steps["h-tma-store"] == {"changes": whole}
     before = whole + ("hopper-direct-epilogue", "hopper-one-width", "hopper-one-tile")
@@ -660,7 +664,7 @@ def test_the_hopper_table_of_a_worklog_csv(tmp_path):
     assert "H9." not in table   # a step the runs do not have has no row
     h9 = worklog.make_hopper_table(rows + [dict(rows[0], step="h-c-pipeline", etops=690.0)])
     assert "| H9 / cuBLAS |  | 92 % |" in h9   # no longer the last step
-    shipped = worklog.make_hopper_table(rows + [dict(rows[0], step="h-taller", etops=690.0)])
+    shipped = worklog.make_hopper_table(rows + [dict(rows[0], step="h-square-waves", etops=690.0)])
     assert "| shipped / cuBLAS |  | 92 % |" in shipped
     assert "| step | expected | f16→f32 | bf16→f32 | f16→f32, 3000³ |" in table   # the smaller size: one pair
     assert "| 580 | — | 410 |" in table and "440" not in table   # a failed run is not a measurement
