@@ -425,7 +425,7 @@ def test_the_results_chapter_is_its_session():
     fold = POST[POST.index("<summary>The GPU checks, change by change"):POST.index("[^check]:")]
     table = {m[1]: (m[2], m[3], int(m[4])) for m in
              re.finditer(r"^\| (\S+) \| ([^|]+) \| (H100|H200) \| (\d+) \|$", fold, re.M)}
-    assert len(table) == 31 and "No run failed." in fold
+    assert len(table) == 32 and "No run failed." in fold
 
     def passed(name, commit=None, gpu="H100 80GB HBM3"):
         log = (REPO / f"results/{name}").read_text()
@@ -506,6 +506,9 @@ def test_the_results_chapter_is_its_session():
     assert {m[1] for m in re.finditer(r"^PASS (\w+ \w\w) tile ", squares, re.M)} == {"F16_IN_OUT TN", "F16_IN_F32_OUT NN"}
     assert table["7193ba8"][2] == len(re.findall(r"^PASS ", squares, re.M)) + passed(
         "h100-2026-11-27-check-quick-7193ba8.txt", "7193ba8")
+    assert table["c257e25"][2] == passed("h100-2026-11-27-check-quick-c257e25.txt", "c257e25")
+    assert {p for p, _, _ in configs_passed("h100-2026-11-27-check-quick-c257e25-results.txt")} == {
+        p for p, _, _ in configs_passed("h100-2026-11-27-check-quick-e4221e2-results.txt")}
     assert {p for p, _, _ in configs_passed("h100-2026-11-27-check-quick-e4221e2-results.txt")} == {
         U8, BF16, "BF16_IN_BF16_OUT", "F16_IN_F16_OUT", TF32, "E4M3_IN_F32_OUT", "E5M2_IN_F32_OUT",
         "E4M3_IN_BF16_OUT", "E4M3_IN_F16_OUT"}
