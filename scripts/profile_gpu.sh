@@ -5,9 +5,10 @@
 # none), the Hopper kernel first (with --cublas-first, cuBLAS first: an H100 under a GEMM
 # lowers its clock to stay within its power limit, so the order shows whether the first one
 # profiled ran cooler). The report of each kernel is the speed of light, the compute and memory workload, the
-# warps' stalls and the schedulers' issue rate. With change files of worklog/, a variant.
+# warps' stalls and the schedulers' issue rate. With change files of worklog/, a variant; with
+# --counters, the instruction mix and the counter passes that --tiled-against adds (below).
 #
-#   bash scripts/profile_gpu.sh [--cublas-first] [--change FILE ...] [SIZE ...]
+#   bash scripts/profile_gpu.sh [--cublas-first] [--counters] [--change FILE ...] [SIZE ...]
 #   bash scripts/profile_gpu.sh --tiled-against CONFIG [--type PAIR] [--kernel tiled|mma] [SIZE ...]
 #
 # With --tiled-against, the tiled kernel (or the mma.sync kernel) and the CUTLASS configuration
@@ -23,13 +24,13 @@ cd "$(dirname "$0")/.."
 OUT=${OUT:-build/profile}
 mkdir -p "$OUT"
 # Each profiled kernel: the regular expression of its name, and the --kernel of ./gemm's run.
-changes= kernels=(gemm_wgmma 'nvjet|sm90_xmma|cutlass') runs=(wgmma wgmma) peer= more=() pair=F16_IN_F32_OUT
+changes= kernels=(gemm_wgmma 'nvjet|sm90_xmma|cutlass') runs=(wgmma wgmma) peer= more=() pair=F16_IN_F32_OUT counters=
 if [ "${1:-}" = "--cublas-first" ]; then
     kernels=('nvjet|sm90_xmma|cutlass' gemm_wgmma)
     shift
 elif [ "${1:-}" = "--tiled-against" ] && [ $# -ge 2 ]; then
     peer=$2 kernels=(gemm_tiled '^Kernel') runs=(tiled "$2")
-    more=(--section MemoryWorkloadAnalysis_Tables --section InstructionStats)
+    more=(--section MemoryWorkloadAnalysis_Tables --section InstructionStats) counters=1
     shift 2
     # another pair, or the mma.sync kernel (whose kernels are gemm_tiled too), where asked
     while [ "${1:-}" = "--type" ] || [ "${1:-}" = "--kernel" ]; do
@@ -38,8 +39,12 @@ elif [ "${1:-}" = "--tiled-against" ] && [ $# -ge 2 ]; then
         shift 2
     done
 fi
+if [ "${1:-}" = "--counters" ]; then
+    more=(--section InstructionStats) counters=1
+    shift
+fi
 while [ "${1:-}" = "--change" ]; do
-    [ $# -ge 2 ] || { echo "usage: bash scripts/profile_gpu.sh [--cublas-first] [--change FILE ...] [SIZE ...]" >&2; exit 2; }
+    [ $# -ge 2 ] || { echo "usage: bash scripts/profile_gpu.sh [--cublas-first] [--counters] [--change FILE ...] [SIZE ...]" >&2; exit 2; }
     changes="$changes,${2%.md}"
     shift 2
 done
@@ -82,7 +87,7 @@ for n in "${sizes[@]}"; do
             --verify=off --energy-ms=0 ${peer:+--cublas=off} \
             >> "$OUT/profile-$n.txt" 2>&1 || status=1   # each kernel's failure counts
     done
-    if [ -n "$peer" ]; then
+    if [ -n "$counters" ]; then
         # Counters the sections leave out, one group a pass: L2's traffic by source, unit and
         # operation (the fabric is the link between the H100's two halves of L2), and the stalls.
         groups=("lts__t_sectors.sum,lts__t_sectors_srcunit_tex.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,lts__t_sectors_srcunit_ltcfabric.sum,lts__t_requests_srcunit_tex.sum,lts__t_sectors_srcunit_tex_lookup_hit.sum,lts__t_sectors_srcunit_tex_lookup_miss.sum,dram__bytes_read.sum,dram__bytes_write.sum,sm__cycles_elapsed.avg,smsp__inst_executed.sum"
@@ -91,7 +96,7 @@ for n in "${sizes[@]}"; do
             for g in "${groups[@]}"; do
                 ncu --clock-control none --launch-skip 1 --launch-count 1 --kernel-name regex:"${kernels[$i]}" \
                     --metrics "$g" "$build/gemm" "$n" "$n" "$n" --kernel="${runs[$i]}" --warmup 1 --repeat 1 \
-                    --verify=off --energy-ms=0 --cublas=off >> "$OUT/profile-$n.txt" 2>&1 || status=1
+                    --verify=off --energy-ms=0 ${peer:+--cublas=off} >> "$OUT/profile-$n.txt" 2>&1 || status=1
             done
         done
     fi

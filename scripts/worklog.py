@@ -246,8 +246,8 @@ TWO_CONSUMERS = BEFORE_H11 + ("hopper-two-consumers",)
 # Variants of the Hopper kernel that are not steps (`run --hopper` times them too, as kind
 # "hopper-explore"): experiments that a measurement may promote.
 # Each was measured on the kernel of its time, step H8 or earlier, whose consumers read C,
-# except h-clusters, h-prefetch-maps and h-lean-steps, which are built on step H9, and
-# h-one-barrier, built on step H10.
+# except h-clusters, h-prefetch-maps and h-lean-steps, which are built on step H9,
+# h-one-barrier, built on step H10, and h-quiet-waits, built on step H11.
 HOPPER_VARIANTS = [("h-prefetch", "C prefetched into L2 eight steps before the end of K",
                     {"changes": TWO_CONSUMERS + ("hopper-c-from-global", "hopper-prefetch-c")}),
                    ("h-spread", "C prefetched into L2 a few rows a step over the last 32 steps",
@@ -265,7 +265,9 @@ HOPPER_VARIANTS = [("h-prefetch", "C prefetched into L2 eight steps before the e
                    ("h-lean-steps", "a step of K in fewer instructions",
                     {"changes": TWO_CONSUMERS + ("hopper-lean-steps",)}),
                    ("h-one-barrier", "one barrier of the consumer group per box of C, not two",
-                    {"changes": BEFORE_H11 + ("hopper-one-barrier-epilogue",)})]
+                    {"changes": BEFORE_H11 + ("hopper-one-barrier-epilogue",)}),
+                   ("h-quiet-waits", "barrier waits that sleep until the phase completes",
+                    {"changes": ("hopper-quiet-waits",)})]
 
 # The Hopper kernel with part of its work left out (kind "hopper-part", timed without
 # verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue

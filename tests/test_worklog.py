@@ -597,7 +597,7 @@ def test_plan_of_the_hopper_steps():
         for k in ("h-one-role", "h-roles", "h-grouped", "h-batched", "h-widths", "h-persistent", "h-tma-store",
                   "h-last-wave", "h-c-pipeline", "h-taller", "h-square-waves")]
     variants = ("h-prefetch", "h-spread", "h-spread-all", "h-ping-pong", "h-sum-inside", "h-clusters",
-                "h-prefetch-maps", "h-lean-steps", "h-one-barrier")
+                "h-prefetch-maps", "h-lean-steps", "h-one-barrier", "h-quiet-waits")
     assert [(t, k) for t, k, _, kind in jobs if kind == "hopper-explore"] == [
         ("F16_IN_F32_OUT", k) for k in variants] + [
         ("BF16_IN_F32_OUT", k) for k in variants]
@@ -612,11 +612,14 @@ def test_plan_of_the_hopper_steps():
     assert steps["h-c-pipeline"] == {"changes": two}
     assert steps["h-last-wave"] == {"changes": two + ("hopper-c-from-global",)}   # before H9, C read by the consumers
     # the variants and parts measured before H11 have its tile order; those measured before H10
-    # its table of tiles too (the ping-pong its own), and the one measured on H10 has H10's
+    # its table of tiles too (the ping-pong its own), and the one measured on H10 has H10's;
+    # the one measured on H11 changes the shipped kernel alone
     assert all(worklog.changes(s)[0] == "worklog/hopper-group-m.md" for k, _, s in
-               worklog.HOPPER_VARIANTS + worklog.HOPPER_PARTS)
+               worklog.HOPPER_VARIANTS + worklog.HOPPER_PARTS if k != "h-quiet-waits")
+    assert dict((k, s) for k, _, s in worklog.HOPPER_VARIANTS)["h-quiet-waits"] == {
+        "changes": ("hopper-quiet-waits",)}
     assert all(worklog.changes(s)[1] == "worklog/hopper-two-consumers.md" for k, _, s in
-               worklog.HOPPER_VARIANTS + worklog.HOPPER_PARTS if k not in ("h-ping-pong", "h-one-barrier"))
+               worklog.HOPPER_VARIANTS + worklog.HOPPER_PARTS if k not in ("h-ping-pong", "h-one-barrier", "h-quiet-waits"))
     assert dict((k, s) for k, _, s in worklog.HOPPER_VARIANTS)["h-one-barrier"] == {
         "changes": group + ("hopper-one-barrier-epilogue",)}
     whole = two + ("hopper-whole-waves", "hopper-c-from-global")   # before H8, the host never splits K
