@@ -6,10 +6,14 @@
 # lowers its clock to stay within its power limit, so the order shows whether the first one
 # profiled ran cooler). The report of each kernel is the speed of light, the compute and memory workload, the
 # warps' stalls and the schedulers' issue rate. With change files of worklog/, a variant; with
-# --counters, the instruction mix and the counter passes that --tiled-against adds (below).
+# --counters, the instruction mix and the counter passes that --tiled-against adds (below);
+# with --source, each kernel's machine code with, for every instruction, the times it ran and
+# the warps' stalls sampled at it (Nsight Compute's source page, CSV), in
+# source-KERNEL-SIZE.csv.gz.
 #
-#   bash scripts/profile_gpu.sh [--cublas-first] [--counters] [--change FILE ...] [SIZE ...]
-#   bash scripts/profile_gpu.sh --tiled-against CONFIG [--type PAIR] [--kernel tiled|mma] [SIZE ...]
+#   bash scripts/profile_gpu.sh [--cublas-first] [--counters] [--source] [--change FILE ...] [SIZE ...]
+#   bash scripts/profile_gpu.sh --tiled-against CONFIG [--type PAIR] [--kernel tiled|mma] [--counters]
+#                               [--source] [SIZE ...]
 #
 # With --tiled-against, the tiled kernel (or the mma.sync kernel) and the CUTLASS configuration
 # CONFIG of peers/cutlass.h (such as cutlass80_128x256_s3) instead, for PAIR if given (by default
@@ -39,14 +43,16 @@ elif [ "${1:-}" = "--tiled-against" ] && [ $# -ge 2 ]; then
         shift 2
     done
 fi
-if [ "${1:-}" = "--counters" ]; then
-    more=(--section InstructionStats) counters=1
-    shift
-fi
-while [ "${1:-}" = "--change" ]; do
-    [ $# -ge 2 ] || { echo "usage: bash scripts/profile_gpu.sh [--cublas-first] [--counters] [--change FILE ...] [SIZE ...]" >&2; exit 2; }
-    changes="$changes,${2%.md}"
-    shift 2
+sources=
+while [ "${1:-}" = "--counters" ] || [ "${1:-}" = "--source" ] || [ "${1:-}" = "--change" ]; do
+    case $1 in
+        --counters) [ -n "$peer" ] || more=(--section InstructionStats); counters=1; shift ;;
+        --source) sources=1; shift ;;
+        --change)
+            [ $# -ge 2 ] || { echo "usage: bash scripts/profile_gpu.sh [--cublas-first] [--counters] [--source] [--change FILE ...] [SIZE ...]" >&2; exit 2; }
+            changes="$changes,${2%.md}"
+            shift 2 ;;
+    esac
 done
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(8192 3000)
@@ -87,6 +93,14 @@ for n in "${sizes[@]}"; do
             --verify=off --energy-ms=0 ${peer:+--cublas=off} \
             >> "$OUT/profile-$n.txt" 2>&1 || status=1   # each kernel's failure counts
     done
+    if [ -n "$sources" ]; then
+        for i in "${!kernels[@]}"; do
+            ncu --clock-control none --launch-skip 1 --launch-count 1 --kernel-name regex:"${kernels[$i]}" \
+                --section SourceCounters --page source --print-source sass --csv \
+                "$build/gemm" "$n" "$n" "$n" --kernel="${runs[$i]}" --warmup 1 --repeat 1 --verify=off \
+                --energy-ms=0 ${peer:+--cublas=off} 2>&1 | gzip > "$OUT/source-$i-${runs[$i]}-$n.csv.gz" || status=1
+        done
+    fi
     if [ -n "$counters" ]; then
         # Counters the sections leave out, one group a pass: L2's traffic by source, unit and
         # operation (the fabric is the link between the H100's two halves of L2), and the stalls.

@@ -34,7 +34,9 @@ Standard library only.
 """
 
 import argparse
+import collections
 import csv
+import gzip
 import math
 import re
 import statistics
@@ -610,6 +612,24 @@ def ncu_counter(path, kernel, metric):
     raise KeyError(f"{metric} of {kernel} in {path}")
 
 
+def sass_share(path, opcodes, per=None):
+    """What the machine instructions whose opcodes are in `opcodes` ("HGMMA", "LOP3", ...) count
+    of a kernel's instructions executed, in a gzipped CSV of Nsight Compute's source page
+    (profile_gpu.sh --source): a share of all of them, or, with `per`, per instruction of that
+    opcode."""
+    with gzip.open(REPO / path, "rt", encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith('"Address"'))
+    rows = list(csv.reader(lines[head:]))
+    executed = rows[0].index("Instructions Executed")
+    counts = collections.Counter()
+    for row in rows[1:]:
+        words = row[1].split()
+        if words:
+            counts[(words[1] if words[0].startswith("@") else words[0]).split(".")[0]] += int(row[executed] or 0)
+    return sum(counts[o] for o in opcodes) / (counts[per] if per else sum(counts.values()))
+
+
 def probe_speed(path, build, size, impl="mma"):
     """The median speed (eTOPS) of one build of a tile probe (gpu_session.sh probe) at size^3,
     its first tile forced (not the runs of every tile), the runs that passed."""
@@ -780,12 +800,15 @@ def namespace():
         cublas_spread, W1, W1x, W2, WX, worklog_drift, reruns, HW, turns, gains, gains_by_m, own_gains, turn_share, csv_runs, settings_speed,
         printed, T192, long_k, R, tile_share, X, counter, profiled, profiled_ratio, that_day, found, prototype,
         prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady, ncu_us, ncu_counter,
-        probe_speed, runs, dated, setting, width_speed, sms, hopper_blocks, waves, narrow_speeds,
+        probe_speed, sass_share, runs, dated, setting, width_speed, sms, hopper_blocks, waves, narrow_speeds,
         split_wave_costs, checks_passed, kernel_names, wmma_per_clock, layout_gains, energy_vs_cublas, own_choice, hopper_tiles)})
     names.update(EXAMPLE=post_tables.EXAMPLE, H9_FLOOR=post_tables.H9_FLOORS[0], HOPPER_SIZES_RUN=post_tables.HOPPER_SIZES_RUN, HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  SMALL="results/hopper-worklog-1/wgmma-small.txt",
                  SHIPPED_NCU="results/h100-2026-11-27-profile-clusters-shipped-metrics.txt",
+                 H11_NCU="results/h100-2026-11-28-profile-counters-shipped.txt",
+                 QUIET_NCU="results/h100-2026-11-28-profile-counters-quiet-waits.txt",
+                 H11_SASS="results/h100-2026-11-28-source-hopper.csv.gz",
                  CLUSTERS_NCU="results/h100-2026-11-27-profile-clusters-variant-metrics.txt",
                  INT8_NCU="results/h100-2026-11-27-profile-int8-mma-cutlass.txt",
                  INT8_NCU_2="results/h100-2026-11-27-profile-int8-mma-cutlass-2.txt",

@@ -269,6 +269,11 @@ HOPPER_VARIANTS = [("h-prefetch", "C prefetched into L2 eight steps before the e
                    ("h-quiet-waits", "barrier waits that sleep until the phase completes",
                     {"changes": ("hopper-quiet-waits",)})]
 
+# Experiments on the tiled and mma.sync kernels, measured and not kept (compare_gpu.py
+# --new-change NAME --kernel mma rebuilds each beside the shipped kernel).
+TILED_VARIANTS = [("interleaved-loads", "fragment loads spread among the multiplies",
+                   {"changes": ("interleaved-loads",)})]
+
 # The Hopper kernel with part of its work left out (kind "hopper-part", timed without
 # verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue
 # (which, since step H9, includes the copies of C into the stages).

@@ -425,7 +425,7 @@ def test_the_results_chapter_is_its_session():
     fold = POST[POST.index("<summary>The GPU checks, change by change"):POST.index("[^check]:")]
     table = {m[1]: (m[2], m[3], int(m[4])) for m in
              re.finditer(r"^\| (\S+) \| ([^|]+) \| (H100|H200) \| (\d+) \|$", fold, re.M)}
-    assert len(table) == 32 and "No run failed." in fold
+    assert len(table) == 33 and "No run failed." in fold
 
     def passed(name, commit=None, gpu="H100 80GB HBM3"):
         log = (REPO / f"results/{name}").read_text()
@@ -507,6 +507,10 @@ def test_the_results_chapter_is_its_session():
     assert table["7193ba8"][2] == len(re.findall(r"^PASS ", squares, re.M)) + passed(
         "h100-2026-11-27-check-quick-7193ba8.txt", "7193ba8")
     assert table["c257e25"][2] == passed("h100-2026-11-27-check-quick-c257e25.txt", "c257e25")
+    # and the layouts of step H11's first check left out: f16->f32, f16->f16 and int8 in NT and TT
+    assert table["5c42865"][2] == passed("h100-2026-11-28-check-quick-5c42865.txt", "5c42865")
+    assert {(p, layout) for p, _, layout in configs_passed("h100-2026-11-28-check-quick-5c42865-results.txt")} == \
+        {(p, layout) for p in (F16, "F16_IN_OUT", "I8_IN_I32_OUT") for layout in ("10", "11")}
     assert {p for p, _, _ in configs_passed("h100-2026-11-27-check-quick-c257e25-results.txt")} == {
         p for p, _, _ in configs_passed("h100-2026-11-27-check-quick-e4221e2-results.txt")}
     assert {p for p, _, _ in configs_passed("h100-2026-11-27-check-quick-e4221e2-results.txt")} == {
