@@ -802,7 +802,7 @@ def namespace():
         prototype_clusters, prefetch_variants, launches_profiled, clocks_sampled, steady, ncu_us, ncu_counter,
         probe_speed, sass_share, runs, dated, setting, width_speed, sms, hopper_blocks, waves, narrow_speeds,
         split_wave_costs, checks_passed, kernel_names, wmma_per_clock, layout_gains, energy_vs_cublas, own_choice, hopper_tiles)})
-    names.update(EXAMPLE=post_tables.EXAMPLE, H9_FLOOR=post_tables.H9_FLOORS[0], HOPPER_SIZES_RUN=post_tables.HOPPER_SIZES_RUN, HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
+    names.update(EXAMPLE=post_tables.EXAMPLE, ENERGY=post_tables.ENERGY, H9_FLOOR=post_tables.H9_FLOORS[0], HOPPER_SIZES_RUN=post_tables.HOPPER_SIZES_RUN, HOPPER_FIRST=post_tables.HOPPER_FIRST, HOPPER_STEP7=post_tables.HOPPER_STEP7,
                  RES=lambda name: f"results/{name}", H100="nvidia-h100-80gb-hbm3-",
                  SMALL="results/hopper-worklog-1/wgmma-small.txt",
                  SHIPPED_NCU="results/h100-2026-11-27-profile-clusters-shipped-metrics.txt",
