@@ -82,15 +82,17 @@ def format_twin(pair):
 
 
 # The configurations compiled (pair, shape, transpose A, transpose B): every pair at its default
-# shape in every layout, and its other shapes in NN and TT, which between them load each operand
-# both ways (a fragment's load, and its copy into shared memory, depend on its own operand's
-# layout alone). A pair with an input twin, whose loads and copies are its twin's, compiles only
+# shape in NN, TT and TN (its ./gemm), and its other shapes in NN and TT, which between them load
+# each operand both ways (a fragment's load, and its copy into shared memory, depend on its own
+# operand's layout alone, and so do the Hopper kernel's K-major copies): the fourth layout, A
+# transposed and B not, adds no code of its own, and only the document's pair compiles it (as
+# a ./gemm). A pair with an input twin, whose loads and copies are its twin's, compiles only
 # what its ./gemm runs and its other shapes in NN (its C's path depends on the shape, not the
 # layout); a pair with a format twin, whose code is its twin's but for the instruction's type,
 # only what its ./gemm runs. The GPU check builds every one.
 VALID = [(t, s, ta, tb) for t in TYPES for s in PAIRS[t]["shapes"] for ta in (0, 1) for tb in (0, 1)
          if (t, s, ta, tb) in EXECUTABLES
-         or (not input_twin(t) and not format_twin(t) and (s == default_shape(t) or ta == tb))
+         or (not input_twin(t) and not format_twin(t) and (ta, tb) != (1, 0) and (s == default_shape(t) or ta == tb))
          or (input_twin(t) and s != default_shape(t) and ta == tb == 0)]
 
 
