@@ -272,7 +272,9 @@ HOPPER_VARIANTS = [("h-prefetch", "C prefetched into L2 eight steps before the e
 # Experiments on the tiled and mma.sync kernels, measured and not kept (compare_gpu.py
 # --new-change NAME --kernel mma rebuilds each beside the shipped kernel).
 TILED_VARIANTS = [("interleaved-loads", "fragment loads spread among the multiplies",
-                   {"changes": ("interleaved-loads",)})]
+                   {"changes": ("interleaved-loads",)}),
+                  ("one-block-loop", "the main loop's barrier and next loads not conditional",
+                   {"changes": ("one-block-loop",)})]
 
 # The Hopper kernel with part of its work left out (kind "hopper-part", timed without
 # verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue
