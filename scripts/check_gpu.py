@@ -92,8 +92,9 @@ def sanitizer_runs(described, configs, cc, quick, hopper=None):
     """(tool, configuration, size, options) of the sanitizer runs, counted like the others.
 
     memcheck checks every access of every kernel, racecheck the tiled kernel's shared
-    memory (and the double kernel's, the same kernel with mma.sync, where the GPU runs it:
-    --describe's cc and min_cc say) where the pair has them. Each
+    memory (and the double and mma.sync kernels', the same loop with mma.sync, where the GPU
+    runs them: --describe's cc and min_cc say; the mma.sync kernel takes 8-bit pairs, whose
+    operands it reads along K, in the layout TN only) where the pair has them. Each
     pair runs with each of its shapes (with --quick its first only), the layouts taken in turn,
     so that every shape, 8 elements wide ones included, is checked in some layout; and the Hopper kernel, where the GPU runs it, with memcheck, for each pair it takes
     (`hopper`, by default those --describe lists it for), in the turn's layout where that is
@@ -118,6 +119,11 @@ def sanitizer_runs(described, configs, cc, quick, hopper=None):
                 if "dmma" in pair["kernels"] and gemmlib.runs_on("dmma", cc, described):
                     plan += [("memcheck", config, ODD, ["--kernel=dmma", "--split-k=3", "--cublas=off"]),
                              ("racecheck", config, ODD, ["--kernel=dmma", "--tile=all", "--cublas=off"])]
+            if "mma" in pair["kernels"] and gemmlib.runs_on("mma", cc, described):
+                at = (pair["name"], shape, *described["layouts"]["TN"]) if pair["k_major"] else config
+                if at in configs:
+                    plan += [("memcheck", at, ODD, ["--kernel=mma", "--split-k=3", "--cublas=off"]),
+                             ("racecheck", at, ODD, ["--kernel=mma", "--tile=all", "--cublas=off"])]
             checked = [c for c in configs if c[:2] == config[:2]]
             if pair["name"] in hopper and checked and gemmlib.runs_on("wgmma", cc, described):
                 at = config if config in checked else checked[0]

@@ -818,6 +818,20 @@ def test_the_gpu_check_memchecks_the_hopper_kernel_for_each_pair_it_takes():
     assert {c[1] for c in runs} == set(PAIRS["I8_IN_I32_OUT"]["shapes"]) and {tuple(c[2:]) for c in runs} == {(0, 1)}
 
 
+def test_the_gpu_check_runs_the_sanitizers_on_the_mma_kernel_where_it_runs():
+    """memcheck (K split) and racecheck of the mma.sync kernel from sm_80 on, for each pair it
+    takes; the 8-bit pairs in the layout TN, the only one it takes them in."""
+    import check_gpu
+    configs = check_gpu.configurations(REGISTRY)
+    runs = lambda cc: [(tool, c) for tool, c, _, options in
+                       check_gpu.sanitizer_runs(REGISTRY, configs, cc, True) if "--kernel=mma" in options]
+    takes = {p for p in TYPES if "mma" in PAIRS[p]["kernels"]}
+    assert {(tool, c[0]) for tool, c in runs("90")} == {(t, p) for t in ("memcheck", "racecheck") for p in takes}
+    assert {"I8_IN_I32_OUT", "U8_IN_I32_OUT"} <= takes and "TF32_IN_F32_OUT" not in takes
+    assert all(tuple(c[2:]) == (0, 1) for _, c in runs("90") if PAIRS[c[0]]["k_major"])
+    assert runs("80") == runs("90") and runs("75") == []
+
+
 def test_the_gpu_check_runs_the_sanitizers_on_the_double_kernel_where_it_runs():
     """memcheck (K split) and racecheck of the double kernel, on sm_90 only, for double only."""
     import check_gpu

@@ -444,7 +444,7 @@ def test_the_cluster_variant_pairs_its_blocks_step_for_step(tmp_path, ahead):
     arrivals and the cluster barriers, and no spills."""
     cu, variant, variant_built = ahead["cl"]
     source = cu.read_text()
-    assert "constexpr int HOPPER_EMPTY_ARRIVALS = 8 * HOPPER_CLUSTER;" in source
+    assert "constexpr int HOPPER_EMPTY_ARRIVALS = 4 * HOPPER_CONSUMERS * HOPPER_CLUSTER;" in source
     assert source.count("tma_copy(&map_c, smem.c_slot(") == 1, "the producer copies C as gemm.md's does"
     code = "".join(c_function(source, head) for head in (
         r"static __device__ inline void grouped_tile", r"static __host__ __device__ inline int64_t hopper_tile_rows",

@@ -427,7 +427,7 @@ def test_the_results_chapter_is_its_session():
     fold = POST[POST.index("<summary>The GPU checks, change by change"):POST.index("[^check]:")]
     table = {m[1]: (m[2], m[3], int(m[4])) for m in
              re.finditer(r"^\| (\S+) \| ([^|]+) \| (H100|H200) \| (\d+) \|$", fold, re.M)}
-    assert len(table) == 33 and "No run failed." in fold
+    assert len(table) == 34 and "No run failed." in fold
 
     def passed(name, commit=None, gpu="H100 80GB HBM3"):
         log = (REPO / f"results/{name}").read_text()
@@ -513,6 +513,12 @@ def test_the_results_chapter_is_its_session():
     assert table["5c42865"][2] == passed("h100-2026-11-28-check-quick-5c42865.txt", "5c42865")
     assert {(p, layout) for p, _, layout in configs_passed("h100-2026-11-28-check-quick-5c42865-results.txt")} == \
         {(p, layout) for p in (F16, "F16_IN_OUT", "I8_IN_I32_OUT") for layout in ("10", "11")}
+    # the host's alternating turns and doubled energy windows: each run of the conditions piece
+    # (gpu_session.sh conditions) verified, none failed
+    conditions = (REPO / "results/h100-2026-11-28-conditions-cdf006a.txt").read_text()
+    runs = re.findall(r"^\$ \./gemm ", conditions, re.M)
+    assert "cdf006a" in conditions and "H100 80GB HBM3" in conditions and "FAIL" not in conditions
+    assert len(re.findall(r"^Result +: PASS$", conditions, re.M)) == 15 and table["cdf006a"][2] == len(runs) == 10
     assert {p for p, _, _ in configs_passed("h100-2026-11-27-check-quick-c257e25-results.txt")} == {
         p for p, _, _ in configs_passed("h100-2026-11-27-check-quick-e4221e2-results.txt")}
     assert {p for p, _, _ in configs_passed("h100-2026-11-27-check-quick-e4221e2-results.txt")} == {
