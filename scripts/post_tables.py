@@ -77,6 +77,7 @@ MMA_TILES = "results/nvidia-h100-80gb-hbm3-2026-11-27-tiles-16bit-mma.csv"   # t
 TILES_SIZES = [256, 1024, 2048, 3000, 8192]
 HOPPER_SWEEP = "results/nvidia-h100-80gb-hbm3-2026-11-23-wgmma-sweep-2.csv"   # the 16-bit pairs
 HOPPER_SIZES = [256, 512, 1024, 2048, 3000, 4096, 8192, 16384]
+ACROSS_SIZES = [2048, 3000, 4096]   # the sizes "Across sizes" names, from the session's sweep
 LONG_K = "results/nvidia-h100-80gb-hbm3-2026-11-23-long-k.csv"    # narrow, long problems
 LONG_K_PAIRS = ["F16_IN_F32_OUT", "I8_IN_I32_OUT"]
 LONG_K_SIZES = [(512, 512, 16384), (256, 256, 65536), (1024, 1024, 16384)]
@@ -181,11 +182,11 @@ def tiles_table(shares):
     return "\n".join(lines) + "\n"
 
 
-def hopper_table(path=HOPPER_SWEEP, sizes=HOPPER_SIZES):
+def hopper_table(path=HOPPER_SWEEP, sizes=HOPPER_SIZES, types=worklog.HOPPER_TYPES):
     """Per pair and size: the tiled kernel, the Hopper kernel, cuBLAS, and Hopper / cuBLAS."""
     lines = ["| pair | size | tiled | Hopper | cuBLAS | Hopper / cuBLAS |", "|---|---:|---:|---:|---:|---:|"]
     at = {n: sweep_cells(path, n) for n in sizes}   # the CSV read once per size, not per pair
-    for t in [t for t in worklog.HOPPER_TYPES if any(key[0] == t for n in sizes for key in at[n])]:
+    for t in [t for t in types if any(key[0] == t for n in sizes for key in at[n])]:
         for n in sizes:
             cells = at[n]
             shares = [worklog.percent(cells.get((t, b, "wgmma")), cells.get((t, b, "cublas"))).replace(" %", "")
@@ -230,6 +231,7 @@ def tables():
             "session-fp8": session_table(sweep_cells(SESSION), fp8), "later": session_table(sweep_cells(LATER)),
             "at8192": at_size_table(sweep_cells()), "tiles": tiles_table(tile_shares()),
             "longk": long_k_table(long_k_runs()), "hopper": hopper_table(),
+            "across": hopper_table(SESSION, ACROSS_SIZES, worklog.HOPPER_TYPES + ("I8_IN_I32_OUT",)),
             "jetson": jetson_table(jetson_cells(), sweep_cells(JETSON_DAY_SWEEP))}
 
 
