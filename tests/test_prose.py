@@ -23,7 +23,7 @@ GENERATED = re.findall(r"(?m)^# (.+)$", re.sub(r"```.*?```", "", POST, flags=re.
 # figures and arithmetic on them.
 NOT_MEASURED = ["80 % of cuBLAS", "100 % or 80 %", "beside 100 %", "aiming at 90 % of cuBLAS",
                 "differ by 0.01 %", "feed the tensor cores 27 eTOPS, under 3 % of their",
-                "peak: 989 TFLOP/s is 4,096 per clock on each of 132 multiprocessors at 1.83 GHz, the clock of the datasheet",
+                "peak: 989 TFLOP/s is 4,096 per clock on each of 132 multiprocessors at the datasheet's 1.83 GHz",
                 # the bounds the tests of the choice hold it to
                 "within 5 % of the best", "one within 6 % at each",
                 # Appendix F's expectations, worked out before each step was measured, and the
