@@ -795,6 +795,9 @@ def test_the_plan_and_its_figure_agree_on_the_k_tile():
     assert f"One k-tile brings $({m} + {n}) \\cdot {shipped}$" in flat
     kib, millions = (m + n) * shipped * 2 // 1024, 2 * m * n * shipped / 1e6
     assert f"elements, {kib} KiB," in flat and f"= {millions:.1f} million operations" in flat
+    wm, wn = m // tile["warps_m"], n // tile["warps_n"]
+    assert (f"here, {tile['warps_m']} × {tile['warps_n']} warps (`BLOCK_WARPS_M`, `BLOCK_WARPS_N`) of "
+            f"{wm} × {wn} (`WARP_M`, `WARP_N`), each {wm // 16} × {wn // 16} fragments") in flat
     caption = re.search(r"!\[The running example's ([^\]]*)\]\(post/figures/block-tile.svg\)", text)
     assert caption and f"{m} × {shipped} slice of A and a {shipped} × {n} slice of B" in caption[1]
 

@@ -222,7 +222,7 @@ def test_the_cutlass_table_in_gemm_md_is_generated():
             ) in " ".join(POST.split())
     assert all(peers.kind_of(k[3]) != "sm80" or k[2][0] != 1024 or "64x128_s4" in k[3] or
                v < speeds[(*k[:3], "cutlass80_64x128_s4")] for k, v in speeds.items()), "64 x 128 s4 the best at 1024^3"
-    assert ("faster than the tiled kernel at every size, and for 16-bit pairs level with CUTLASS from $2048^3$ up (CUTLASS's session, the same day)."
+    assert ("faster than the tiled kernel at every size, and for 16-bit pairs level with CUTLASS from $2048^3$ up (CUTLASS's own session, in its fold)."
             in " ".join(POST.split()))
     # int8 on the mma.sync kernel, in a session of its own: ahead of the tiled kernel everywhere
     speeds8 = peers.best(sweep.read_csv(REPO / PEERS_INT8)[1])
