@@ -269,12 +269,14 @@ HOPPER_VARIANTS = [("h-prefetch", "C prefetched into L2 eight steps before the e
                    ("h-quiet-waits", "barrier waits that sleep until the phase completes",
                     {"changes": ("hopper-quiet-waits",)})]
 
-# Experiments on the tiled and mma.sync kernels, measured and not kept (compare_gpu.py
-# --new-change NAME --kernel mma rebuilds each beside the shipped kernel).
+# Experiments on the tiled and mma.sync kernels, not kept (compare_gpu.py --new-change NAME
+# --kernel mma rebuilds each beside the shipped kernel; each file says what it measured).
 TILED_VARIANTS = [("interleaved-loads", "fragment loads spread among the multiplies",
                    {"changes": ("interleaved-loads",)}),
                   ("one-block-loop", "the main loop's barrier and next loads not conditional",
-                   {"changes": ("one-block-loop",)})]
+                   {"changes": ("one-block-loop",)}),
+                  ("serpentine-multiplies", "every other row of multiplies right to left",
+                   {"changes": ("serpentine-multiplies",)})]
 
 # The Hopper kernel with part of its work left out (kind "hopper-part", timed without
 # verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue
