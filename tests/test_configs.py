@@ -174,10 +174,10 @@ def ptx_entries(ptx):
             for part in parts}
 
 
-def tiled_ptx(cubin, tile=0):
-    """The PTX of gemm_tiled for one tile (the first: the worklog's) in a cubin built by the
-    nvcc fixture."""
-    entries = ptx_entries(cubin.with_suffix(".ptx").read_text())
+def tiled_ptx(built, tile=0):
+    """The PTX of gemm_tiled for one tile (the first: the worklog's) in a build of the nvcc
+    fixture: its PTX, or a cubin's, kept beside it."""
+    entries = ptx_entries(built.with_suffix(".ptx").read_text())
     tiled = [text for name, text in entries.items() if f"gemm_tiledILi{tile}E6WmmaOf" in name]
     assert len(tiled) == 1
     return tiled[0]
@@ -211,11 +211,11 @@ def test_the_first_steps_rebuild_from_their_change_files(nvcc, defines, tmp_path
     """Steps 1 and 2: one buffer, copies through registers, the epilogue from fragments, and the
     compiler's wmma.load (generic for bfloat16)."""
     source = tangle_with(tmp_path, "one-stage", "direct-epilogue", "compilers-load")
-    cubin = tmp_path / "step1.ptx"   # (PTX alone: what is checked, without ptxas's time)
-    result = nvcc(source, cubin, defines("BF16_IN_F32_OUT", "16x16x16", 0, 1) + ["-DSTAGES=1"],
+    ptx = tmp_path / "step1.ptx"   # (PTX alone: what is checked, without ptxas's time)
+    result = nvcc(source, ptx, defines("BF16_IN_F32_OUT", "16x16x16", 0, 1) + ["-DSTAGES=1"],
                   mode="ptx")
     assert result.returncode == 0, result.stderr
-    tiled = tiled_ptx(cubin)
+    tiled = tiled_ptx(ptx)
     assert "cp.async" not in tiled and "wmma.mma.sync" in tiled
     assert "wmma.load.a.sync.aligned.row.m16n16k16.bf16" in tiled      # generic: no .shared
     assert "wmma.load.c.sync" in tiled                                  # C read as a fragment
@@ -236,10 +236,10 @@ def test_the_first_steps_rebuild_from_their_change_files(nvcc, defines, tmp_path
 ], ids=lambda v: "-".join(map(str, v)) if isinstance(v, tuple) else " ".join(v))
 def test_both_loops_build_for_every_family(gemm_cu, nvcc, defines, tmp_path, config, settings):
     """The two main loops (fragments loaded ahead or not) and spread copies build, with WMMA in them."""
-    cubin = tmp_path / "loop.ptx"   # (PTX alone: what is checked)
-    result = nvcc(gemm_cu, cubin, defines(*config) + settings, mode="ptx")
+    ptx = tmp_path / "loop.ptx"   # (PTX alone: what is checked)
+    result = nvcc(gemm_cu, ptx, defines(*config) + settings, mode="ptx")
     assert result.returncode == 0, result.stderr
-    ptx = tiled_ptx(cubin)
+    ptx = tiled_ptx(ptx)
     assert "wmma.mma.sync" in ptx and "cp.async.wait_group" in ptx and "bar.sync" in ptx
 
 
@@ -265,19 +265,19 @@ def test_measurement_builds_leave_out_what_they_say(nvcc, defines, tmp_path, lef
     Either way the compiler warns that the build is for measuring only, and
     the simple kernel keeps its multiply.
     """
-    cubin = tmp_path / "part.ptx"   # (PTX alone: what is checked)
-    result = nvcc(tangle_with(tmp_path, left_out), cubin, defines("F16_IN_F32_OUT", "16x16x16", 0, 1),
+    built = tmp_path / "part.ptx"   # (PTX alone: what is checked)
+    result = nvcc(tangle_with(tmp_path, left_out), built, defines("F16_IN_F32_OUT", "16x16x16", 0, 1),
                   mode="ptx")
     assert result.returncode == 0, result.stderr
     assert "a measurement build" in result.stderr
-    ptx = tiled_ptx(cubin)
+    ptx = tiled_ptx(built)
     if left_out == "copies-only":
         assert "wmma.mma.sync" not in ptx and "wmma.load" not in ptx
         assert "cp.async.cg" in ptx
     else:
         assert "cp.async.cg" not in ptx
         assert "wmma.mma.sync" in ptx
-    simple = [t for n, t in ptx_entries(cubin.with_suffix(".ptx").read_text()).items() if "gemm_simple" in n]
+    simple = [t for n, t in ptx_entries(built.read_text()).items() if "gemm_simple" in n]
     assert len(simple) == 1 and "wmma.mma.sync" in simple[0]
 
 
