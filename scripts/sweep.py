@@ -55,6 +55,7 @@ REPEAT = 10
 REPEAT_LARGE = 5                     # for sizes of LARGE and up, where one run is long
 LARGE = 16384
 RUN_TIMEOUT = 1800                   # seconds; a hung run must not stall the sweep
+ENERGY_FROM = 4096                   # the smallest size whose runs measure energy (see energy_note)
 
 # Columns of ./gemm's CSV that hold numbers; everything else stays text.
 INT_COLUMNS = {"cc", "transpose_a", "transpose_b", "M", "N", "K", "Mp", "Np", "Kp",
@@ -92,6 +93,15 @@ def parse_types(text):
         raise ValueError(f"unknown type pair(s) {', '.join(unknown) or text!r}; "
                          f"choose from {', '.join(TYPES)}")
     return [t for t in TYPES if t in names]
+
+
+def energy_note(smallest):
+    """The CSV's line on the energy windows. Each implementation's three windows of ./gemm's
+    --energy-ms (a fifth of a second each) take about five seconds a run at any size, four
+    times a small run's timing and checks; below `smallest` a run measures none (its energy
+    columns empty), and a sweep takes half the time."""
+    return (f"# energy: measured at sizes of {smallest} and up (./gemm's --energy-ms); "
+            f"not below, where --energy-ms=0" if smallest > 0 else "# energy: measured at every size")
 
 
 def repeats_for(size):
@@ -595,6 +605,7 @@ def run(args):
         out.write(f"# date: {date}\n# command: {command}\n")
         if args.smem_cap:
             out.write(f"# smem cap: {args.smem_cap} KiB of shared memory per block (--smem-cap)\n")
+        out.write(energy_note(args.energy_from) + "\n")
         if revision:
             out.write(f"# source: gemm.md at {revision}\n")
         out.write(header + "\n")
@@ -609,6 +620,8 @@ def run(args):
                        "--verify=sample", "--warmup", str(WARMUP), "--repeat", str(repeats_for(size))]
                 if args.smem_cap:
                     cmd.append(f"--smem-cap={args.smem_cap}")
+                if size < args.energy_from:
+                    cmd.append("--energy-ms=0")
                 began = time.monotonic()
                 try:
                     result = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT)
@@ -686,7 +699,7 @@ def merge(out, parts):
     its own): the first's comment lines, a command line naming each call's command, and every
     row. The calls must agree on the GPU, driver, CUDA, date, source and columns, and measure
     different pairs."""
-    kept = ("gpu", "compute capability", "driver", "cuda", "date", "source")
+    kept = ("gpu", "compute capability", "driver", "cuda", "date", "source", "energy")
     metas, header, rows, pairs = [], None, [], set()
     for path in parts:
         meta, found = read_csv(path)
@@ -707,7 +720,7 @@ def merge(out, parts):
     lines = [f"# {key}: {metas[0][key]}" for key in kept[:5] if key in metas[0]]
     lines.append("# command: " + "; then ".join(m.get("command", "?") for m in metas)
                  + f" ({len(parts)} calls of one session, merged by sweep.py merge)")
-    lines += [f"# source: {metas[0]['source']}"] if "source" in metas[0] else []
+    lines += [f"# {key}: {metas[0][key]}" for key in kept[5:] if key in metas[0]]
     Path(out).write_text("\n".join(lines + [header]) + "\n" + "".join(rows), encoding="utf-8")
     return out
 
@@ -732,6 +745,10 @@ def main(argv=None):
     p_run.add_argument("--smem-cap", type=int, default=None, metavar="KIB",
                        help="let ./gemm's choice of tile use at most KIB KiB of shared memory per "
                             "block (99: what GeForce cards offer)")
+    p_run.add_argument("--energy-from", type=int, default=ENERGY_FROM, metavar="SIZE",
+                       help=f"measure the energy per GEMM only at sizes of SIZE and up (default "
+                            f"{ENERGY_FROM}; 0: at every size): its windows take about five seconds "
+                            f"a run")
     p_run.add_argument("--build-dir", type=Path, default=BUILD,
                        help=f"folder for the tangled source and the binaries (default: {BUILD})")
 

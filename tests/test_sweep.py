@@ -353,12 +353,13 @@ if type_pair == "F64_IN_OUT" and tb == 1 and size == 1024:
     sys.exit(3)
 result = "FAIL" if type_pair == "I8_IN_I32_OUT" and tb == 0 and size == 256 else "PASS"
 layout = "TN" if tb else "NN"
+energy = ["", "", ""] if "--energy-ms=0" in sys.argv else [1500, 690.5, 0.75]
 for impl, speed in (("simple", size / 100), ("cublas", size / 10)):
     if impl == "cublas" and type_pair == "U8_IN_I32_OUT":
         continue
     fields = ['"Fake GPU 9000"', 90, type_pair, "16x16x16", 0, tb] + [size] * 6 + [
         impl, layout, 3, 10, 1.0, 1.0, 1.0, speed, speed, "sample", result, 0, 0, "", "", "", 0, 1,
-        "uniform", "burst", 1980, 1.1, 1500, 690.5, 0.75, "power-cap"]
+        "uniform", "burst", 1980, 1.1] + energy + ["power-cap"]
     print(",".join(map(str, fields)))
 sys.exit(1 if result == "FAIL" else 0)
 """
@@ -387,7 +388,8 @@ def test_run_with_a_stand_in_gpu(tmp_path):
     env = fake_gpu_env(tmp_path)
     out_dir, build = tmp_path / "out", tmp_path / "build"
     result = run_script("run", "--sizes", "256,1024", "--types", "F64_IN_OUT,I8_IN_I32_OUT,U8_IN_I32_OUT",
-                        "--out", str(out_dir), "--build-dir", str(build), env=env, timeout=300)
+                        "--energy-from", "1024", "--out", str(out_dir), "--build-dir", str(build), env=env,
+                        timeout=300)
     # Two runs failed (F64 tb=1 at 1024 crashed, I8 tb=0 at 256 was wrong): non-zero at the end.
     assert result.returncode == 1, result.stderr
 
@@ -420,6 +422,10 @@ def test_run_with_a_stand_in_gpu(tmp_path):
     assert sum(r["impl"] == "cublas" for r in rows) == 7
     assert [r["result"] for r in rows if r["type"] == "I8_IN_I32_OUT" and r["M"] == 256
             and r["transpose_b"] == 0] == ["FAIL", "FAIL"]
+    # The energy windows only from --energy-from up: below it ./gemm was told --energy-ms=0.
+    assert {r["M"] for r in rows if r["energy_j"] != ""} == {1024}
+    assert {r["M"] for r in rows if r["energy_j"] == ""} == {256}
+    assert meta["energy"] == "measured at sizes of 1024 and up (./gemm's --energy-ms); not below, where --energy-ms=0"
 
     table = csv_path.with_suffix(".md").read_text()
     assert "2.56 (FAIL)" in table and "Runs that failed" in table
