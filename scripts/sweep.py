@@ -558,7 +558,7 @@ def run(args):
     if shutil.which("nvcc") is None:
         sys.exit("sweep.py: nvcc is not on PATH; `run` needs the CUDA toolkit.")
     sizes = QUICK_SIZES if args.quick else args.sizes
-    types = args.types
+    types = gemmlib.share_of(args.types, args.part)   # every n-th pair: each call some long ones
     build = args.build_dir
     os.chdir(REPO)
     failed = []
@@ -745,6 +745,9 @@ def main(argv=None):
     p_run.add_argument("--smem-cap", type=int, default=None, metavar="KIB",
                        help="let ./gemm's choice of tile use at most KIB KiB of shared memory per "
                             "block (99: what GeForce cards offer)")
+    p_run.add_argument("--part", type=argument(gemmlib.parse_part), default=(1, 1), metavar="I/N",
+                       help="only the I-th of N shares of the pairs (every N-th from the I-th), for a "
+                            "sweep in N calls of a lent GPU; `merge` makes their CSVs one")
     p_run.add_argument("--energy-from", type=int, default=ENERGY_FROM, metavar="SIZE",
                        help=f"measure the energy per GEMM only at sizes of SIZE and up (default "
                             f"{ENERGY_FROM}; 0: at every size): its windows take about five seconds "

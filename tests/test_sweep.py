@@ -550,3 +550,18 @@ def test_merge_refuses_calls_of_different_sessions_or_the_same_pairs(tmp_path, p
     result = run_script("merge", str(tmp_path / "merged.csv"), *map(str, parts))
     assert result.returncode == 1 and "part-1.csv" in result.stderr
     assert not (tmp_path / "merged.csv").exists()
+
+
+def test_run_in_parts_takes_every_nth_pair(tmp_path):
+    """--part I/N: the I-th of N shares of the pairs, so that a sweep fits several short calls."""
+    env = fake_gpu_env(tmp_path)
+    out_dir = tmp_path / "out"
+    result = run_script("run", "--sizes", "512", "--types", "F64_IN_OUT,I8_IN_I32_OUT,U8_IN_I32_OUT",
+                        "--part", "2/2", "--out", str(out_dir), "--build-dir", str(tmp_path / "build"),
+                        env=env, timeout=300)
+    assert result.returncode == 0, result.stderr
+    builds = [json.loads(line) for line in (tmp_path / "nvcc.log").read_text().splitlines()]
+    assert sorted(b[b.index("-o") + 1].rsplit("/", 1)[1] for b in builds) == ["I8_IN_I32_OUT-0", "I8_IN_I32_OUT-1"]
+    _, rows = sweep.read_csv(next(out_dir.glob("*.csv")))
+    assert {r["type"] for r in rows} == {"I8_IN_I32_OUT"}
+    assert run_script("run", "--part", "3/2").returncode == 2
