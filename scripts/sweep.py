@@ -55,7 +55,7 @@ REPEAT = 10
 REPEAT_LARGE = 5                     # for sizes of LARGE and up, where one run is long
 LARGE = 16384
 RUN_TIMEOUT = 1800                   # seconds; a hung run must not stall the sweep
-ENERGY_FROM = 4096                   # the smallest size whose runs measure energy (see energy_note)
+ENERGY_AT = [8192]                   # the sizes whose runs measure energy (see energy_note)
 
 # Columns of ./gemm's CSV that hold numbers; everything else stays text.
 INT_COLUMNS = {"cc", "transpose_a", "transpose_b", "M", "N", "K", "Mp", "Np", "Kp",
@@ -95,13 +95,15 @@ def parse_types(text):
     return [t for t in TYPES if t in names]
 
 
-def energy_note(smallest):
+def energy_note(sizes):
     """The CSV's line on the energy windows. Each implementation's three windows of ./gemm's
-    --energy-ms (a fifth of a second each) take about five seconds a run at any size, four
-    times a small run's timing and checks; below `smallest` a run measures none (its energy
-    columns empty), and a sweep takes half the time."""
-    return (f"# energy: measured at sizes of {smallest} and up (./gemm's --energy-ms); "
-            f"not below, where --energy-ms=0" if smallest > 0 else "# energy: measured at every size")
+    --energy-ms take five to fifteen seconds a run (more the larger the problem), as long as the
+    rest of a large run and ten times a small one; a run at another size measures none (its
+    energy columns empty), and a sweep takes half the time. `sizes` None: every size."""
+    if sizes is None:
+        return "# energy: measured at every size (./gemm's --energy-ms)"
+    return (f"# energy: measured at {', '.join(map(str, sizes)) or 'no size'} (./gemm's --energy-ms); "
+            f"at the other sizes --energy-ms=0")
 
 
 def repeats_for(size):
@@ -605,7 +607,7 @@ def run(args):
         out.write(f"# date: {date}\n# command: {command}\n")
         if args.smem_cap:
             out.write(f"# smem cap: {args.smem_cap} KiB of shared memory per block (--smem-cap)\n")
-        out.write(energy_note(args.energy_from) + "\n")
+        out.write(energy_note(args.energy_at) + "\n")
         if revision:
             out.write(f"# source: gemm.md at {revision}\n")
         out.write(header + "\n")
@@ -620,7 +622,7 @@ def run(args):
                        "--verify=sample", "--warmup", str(WARMUP), "--repeat", str(repeats_for(size))]
                 if args.smem_cap:
                     cmd.append(f"--smem-cap={args.smem_cap}")
-                if size < args.energy_from:
+                if args.energy_at is not None and size not in args.energy_at:
                     cmd.append("--energy-ms=0")
                 began = time.monotonic()
                 try:
@@ -748,10 +750,11 @@ def main(argv=None):
     p_run.add_argument("--part", type=argument(gemmlib.parse_part), default=(1, 1), metavar="I/N",
                        help="only the I-th of N shares of the pairs (every N-th from the I-th), for a "
                             "sweep in N calls of a lent GPU; `merge` makes their CSVs one")
-    p_run.add_argument("--energy-from", type=int, default=ENERGY_FROM, metavar="SIZE",
-                       help=f"measure the energy per GEMM only at sizes of SIZE and up (default "
-                            f"{ENERGY_FROM}; 0: at every size): its windows take about five seconds "
-                            f"a run")
+    p_run.add_argument("--energy-at", type=argument(lambda text: None if text == "all" else parse_sizes(text)),
+                       default=ENERGY_AT, metavar="SIZES",
+                       help=f"measure the energy per GEMM only at these sizes (default "
+                            f"{','.join(map(str, ENERGY_AT))}; 'all': every size): its windows take five "
+                            f"to fifteen seconds a run")
     p_run.add_argument("--build-dir", type=Path, default=BUILD,
                        help=f"folder for the tangled source and the binaries (default: {BUILD})")
 

@@ -388,7 +388,7 @@ def test_run_with_a_stand_in_gpu(tmp_path):
     env = fake_gpu_env(tmp_path)
     out_dir, build = tmp_path / "out", tmp_path / "build"
     result = run_script("run", "--sizes", "256,1024", "--types", "F64_IN_OUT,I8_IN_I32_OUT,U8_IN_I32_OUT",
-                        "--energy-from", "1024", "--out", str(out_dir), "--build-dir", str(build), env=env,
+                        "--energy-at", "1024", "--out", str(out_dir), "--build-dir", str(build), env=env,
                         timeout=300)
     # Two runs failed (F64 tb=1 at 1024 crashed, I8 tb=0 at 256 was wrong): non-zero at the end.
     assert result.returncode == 1, result.stderr
@@ -422,10 +422,10 @@ def test_run_with_a_stand_in_gpu(tmp_path):
     assert sum(r["impl"] == "cublas" for r in rows) == 7
     assert [r["result"] for r in rows if r["type"] == "I8_IN_I32_OUT" and r["M"] == 256
             and r["transpose_b"] == 0] == ["FAIL", "FAIL"]
-    # The energy windows only from --energy-from up: below it ./gemm was told --energy-ms=0.
+    # The energy windows only at --energy-at's sizes: at the others ./gemm was told --energy-ms=0.
     assert {r["M"] for r in rows if r["energy_j"] != ""} == {1024}
     assert {r["M"] for r in rows if r["energy_j"] == ""} == {256}
-    assert meta["energy"] == "measured at sizes of 1024 and up (./gemm's --energy-ms); not below, where --energy-ms=0"
+    assert meta["energy"] == "measured at 1024 (./gemm's --energy-ms); at the other sizes --energy-ms=0"
 
     table = csv_path.with_suffix(".md").read_text()
     assert "2.56 (FAIL)" in table and "Runs that failed" in table
