@@ -331,7 +331,7 @@ def run(args):
         raise SystemExit(f"floors.py: the Hopper kernel does not run on {gpu} (compute capability {cc})")
     layouts = described["layouts"]
     BUILD.mkdir(parents=True, exist_ok=True)
-    source = gemmlib.tangle(BUILD / "gemm.cu")
+    source = gemmlib.tangle(BUILD / "gemm.cu", args.change)
     chosen = args.layouts.split(",") if args.layouts else ["TN"] if args.peers else list(layouts)
     if set(chosen) - set(layouts):
         raise SystemExit(f"floors.py: --layouts takes {', '.join(layouts)}")
@@ -344,7 +344,8 @@ def run(args):
         return exe if result.returncode == 0 else SystemExit(f"{pair} {layout} did not build:\n{result.stderr[-2000:]}")
 
     if args.peers:   # each build compiles its CUTLASS objects in parallel, and keeps them
-        built = {(pair, layout): peerlib.build(pair, *layouts[layout], gpu=cc, out=BUILD / f"cutlass-{pair}-{layout}")
+        built = {(pair, layout): peerlib.build(pair, *layouts[layout], gpu=cc, out=BUILD / f"cutlass-{pair}-{layout}",
+                                               changes=args.change)
                  for pair, layout in jobs}
     else:
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
@@ -364,7 +365,8 @@ def run(args):
     with open(path, "w", encoding="utf-8") as out:
         out.write(f"# gpu: {gpu}\n# compute capability: {cc[:-1]}.{cc[-1]}\n# driver: {driver}\n"
                   f"# date: {date}\n# command: {shlex.join([sys.executable] + sys.argv)}\n"
-                  f"# source: gemm.md at {sweep.source_revision()}\n"
+                  f"# source: gemm.md at {sweep.source_revision()}"
+                  f"{''.join(f' with {c}' for c in args.change)}\n"
                   f"{f'# cutlass: {peerlib.pinned()}' + chr(10) if args.peers else ''}{header}\n")
         for n, ((pair, layout), problem) in enumerate(runs, 1):
             repeat = sweep.REPEAT_LARGE if math.prod(problem) >= sweep.LARGE ** 3 else sweep.REPEAT
@@ -401,6 +403,9 @@ def main(argv=None):
     p_run.add_argument("--layouts", default="", help="comma-separated layouts (default: all four)")
     p_run.add_argument("--rounds", type=int, default=1, help="runs of each, taking turns")
     p_run.add_argument("--sustain", type=int, default=0, metavar="S", help="also ./gemm --sustain=S")
+    p_run.add_argument("--change", action="append", default=[], metavar="FILE",
+                       help="build gemm.md with this change file of worklog/ (a name or a path; "
+                            "repeatable): an experiment against the floors, or beside CUTLASS")
     p_run.add_argument("--peers", action="store_true",
                        help="gemm-cutlass, every kernel beside CUTLASS's GEMMs (by default the layout TN "
                             "at 8192^3 to 1024^3)")

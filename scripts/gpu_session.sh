@@ -14,7 +14,8 @@
 #                                         the Hopper kernel against its floors (floors.py run);
 #                                         with --peers, the kernels beside CUTLASS's GEMMs (without
 #                                         the package index, PIP_FIND_LINKS names the folder of
-#                                         CUTLASS's wheel)
+#                                         CUTLASS's wheel); with --change FILE, gemm.md with a
+#                                         change file of worklog/, an experiment beside them
 #   bash scripts/gpu_session.sh compare ARGS
 #                                         a build against another, taking turns (compare_gpu.py)
 #   bash scripts/gpu_session.sh probe KERNEL SIZES ROUNDS [PREFIX]

@@ -94,16 +94,17 @@ def hopper(gpu):
     return "".join(gemmlib.target(gpu)).endswith("sm_90a")
 
 
-def build(pair=None, ta=None, tb=None, gpu="90", out=None, shape=None):
+def build(pair=None, ta=None, tb=None, gpu="90", out=None, shape=None, changes=()):
     """gemm-cutlass for one pair and layout (None: gemm.md's own), for `gpu` (a compute
-    capability or a target, as gemmlib.target takes it). Returns its path."""
+    capability or a target, as gemmlib.target takes it), gemm.md with the change files `changes`
+    of worklog/ where given. Returns its path."""
     include, util = headers()
     flags = gemmlib.defines(pair, shape, ta, tb, cublas=True)
     sm90 = hopper(gpu)
     names = configurations()
     wanted = names["sm80"] + (names["sm90"] if sm90 else [])
     BUILD.mkdir(parents=True, exist_ok=True)
-    source = gemmlib.tangle(BUILD / "gemm.cu")
+    source = gemmlib.tangle(BUILD / "gemm.cu", changes)
     # without #line directives, so that an edit elsewhere in gemm.md keeps the objects
     pair_h = gemmlib.tangle(BUILD / "pair.h.new", only=PAIR_FRAGMENTS, lines=False)
     # Everything an object is built from, so that a change to any of it rebuilds it.
