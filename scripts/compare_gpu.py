@@ -9,6 +9,8 @@
     python3 scripts/compare_gpu.py --new-flags=-DGROUP_M=16 ...          a setting changed at build time
     python3 scripts/compare_gpu.py --base OLD.md --sass [--layouts NN,TN,NT,TT] [--pairs P1,P2]
                                    is the device code the same? (no GPU needed)
+    python3 scripts/compare_gpu.py --loop 0 --kernel mma --pairs I8_IN_I32_OUT --layouts TN --new-change X
+                                   where the main loop of tile 0 puts its fragment loads (no GPU)
     python3 scripts/compare_gpu.py ... --also="--kernel=all --repeat 20" --also="769x4751x2100 --verify=full"
 
 Builds OLD.md and NEW.md (gemm.md unless given) (through gemmlib, for the GPU present) for every type pair
@@ -25,6 +27,14 @@ earlier step, rebuilt); --base-flags and --new-flags add nvcc options (a setting
 one build. The base document is the new one unless given. A size is N (N x N x N)
 or MxNxK.
 
+With --loop TILE nothing runs: for the tiled or mma.sync kernel (--kernel tiled or mma) of that row
+of the pair's tiles, both builds' machine code for sm_90a (nvcc's cubin, read by nvdisasm: the CUDA
+toolkit's, NVDISASM, or `pip install -r scripts/requirements-sass.txt`) gives its main loop (the
+backward branch around the most multiplies): its instructions by opcode, then each fragment load
+(LDSM), copy and barrier in order, a load with the instructions that pass before a multiply reads
+it. A load close to its multiply makes the tensor cores wait (a short scoreboard, in Nsight
+Compute's words); one the compiler could not move above the copies comes after all of them.
+
 Each --also ARGS is one more run of the new build after the comparison, for each pair and
 layout: ./gemm with ARGS and --csv at each size, or, where ARGS begin with a size, at that one
 only (the split of a part-full last wave: --also="--kernel=wgmma --split-k=1 --repeat 20" against
@@ -33,6 +43,7 @@ the choice, --also="--kernel=all --repeat 20" for every kernel at each size). It
 """
 
 import argparse
+import collections
 import os
 import re
 import shutil
@@ -54,6 +65,137 @@ def build(tag, pair, layout, gpu, folder, layouts, flags=()):
     if result.returncode != 0:
         sys.exit(f"compare_gpu: {tag} did not build for {pair} {layout}:\n{result.stderr[-3000:]}")
     return exe
+
+
+# The C++ name of each kernel's warp instruction in gemm_tiled's template (mangled as NNName).
+INSTRUCTIONS = {"mma": "Mma16", "tiled": "WmmaOf"}
+MULTIPLIES = ("HMMA", "IMMA", "DMMA")
+
+
+def nvdisasm():
+    """The nvdisasm to run: NVDISASM, PATH, or the one the pip package puts beside Python."""
+    if os.environ.get("NVDISASM"):
+        return os.environ["NVDISASM"]
+    if shutil.which("nvdisasm"):
+        return "nvdisasm"
+    for site in map(Path, sys.path):
+        for found in sorted(site.glob("nvidia/cu*/bin/nvdisasm")):
+            return str(found)
+    sys.exit("compare_gpu: --loop needs nvdisasm (the CUDA toolkit's, or `pip install -r "
+             "scripts/requirements-sass.txt`, or NVDISASM=/path/to/nvdisasm)")
+
+
+def functions(text):
+    """nvdisasm -c's text as {mangled name: [(label or None, instruction)]}."""
+    found, body = {}, None
+    for line in text.splitlines():
+        name = re.match(r"^\.text\.(\S+):$", line)
+        if name:
+            body = found.setdefault(name[1], [])
+            continue
+        label = re.match(r"^\s*(\.L_x_\d+):", line)
+        if body is not None and label:
+            body.append((label[1], None))
+            continue
+        instruction = re.match(r"\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;", line)
+        if body is not None and instruction:
+            body.append((None, instruction[1]))
+    return found
+
+
+def opcode(instruction):
+    """'@!P0 LDGSTS.E.BYPASS [R1], ...' -> 'LDGSTS'."""
+    return re.sub(r"^@!?U?P\w+\s+", "", instruction).split()[0].split(".")[0]
+
+
+def main_loop(body):
+    """The instructions of the loop (a backward branch) with the most multiplies."""
+    labels, instructions = {}, []
+    for label, instruction in body:
+        if label:
+            labels[label] = len(instructions)
+        else:
+            instructions.append(instruction)
+    best = []
+    for end, instruction in enumerate(instructions):
+        target = re.search(r"BRA\s+`?\(?(\.L_x_\d+)", instruction)
+        if target and labels.get(target[1], end + 1) <= end:
+            loop = instructions[labels[target[1]]:end + 1]
+            if sum(opcode(i) in MULTIPLIES for i in loop) > sum(opcode(i) in MULTIPLIES for i in best):
+                best = loop
+    return best
+
+
+def first_use(loop, at):
+    """How many instructions after loop[at] (an LDSM) the first multiply reads a register it
+    wrote, or None: within this iteration only."""
+    written = re.match(r"(?:@!?U?P\w+\s+)?LDSM\S*\s+(R\d+)", loop[at])
+    if not written:
+        return None
+    first, matrices = int(written[1][1:]), re.search(r"LDSM\S*?\.(\d)\s", loop[at])
+    registers = {f"R{first + k}" for k in range(int(matrices[1]) if matrices else 1)}
+    for later in range(at + 1, len(loop)):
+        sources = re.sub(r"^@!?U?P\w+\s+", "", loop[later]).split(",")[1:]   # after the destination
+        if opcode(loop[later]) in MULTIPLIES and registers & set(re.findall(r"\bR\d+\b", ",".join(sources))):
+            return later - at
+    return None
+
+
+def report(loop):
+    """The lines printed for a loop."""
+    counts = collections.Counter(opcode(i) for i in loop)
+    lines = [f"{len(loop)} instructions: " + ", ".join(f"{n} {op}" for op, n in counts.most_common())]
+    for at, instruction in enumerate(loop):
+        op = opcode(instruction)
+        if op == "LDSM":
+            distance = first_use(loop, at)
+            lines.append(f"{at:4} LDSM   " + (f"read {distance} instructions later" if distance else
+                                               "read in the next iteration"))
+        elif op in ("LDGSTS", "BAR", "DEPBAR", "LDGDEPBAR"):
+            lines.append(f"{at:4} {op}")
+    return lines
+
+
+def loop_report(args):
+    """--loop TILE: each build's main loop of that tile of the tiled or mma.sync kernel, for
+    every pair and layout given, its loads placed (no GPU). 0, or exit with one line."""
+    if args.kernel not in INSTRUCTIONS:
+        sys.exit(f"compare_gpu: --loop reads the loop of --kernel {' or '.join(sorted(INSTRUCTIONS))}, "
+                 f"not {args.kernel}")
+    described = gemmlib.registry()
+    layouts = {n: tuple(v) for n, v in described["layouts"].items()}
+    pairs = [p for p in (args.pairs.split(",") if args.pairs else [described["build"]["type"]])]
+    unknown = [p for p in pairs if p not in gemmlib.pairs(described)] + \
+        [l for l in args.layouts.split(",") if l not in layouts]
+    if unknown:
+        sys.exit(f"compare_gpu: no pair or layout {', '.join(unknown)}")
+    tool = nvdisasm()
+    folder = gemmlib.REPO / "build" / "compare-loop"
+    builds = [("base", args.base or args.new, args.base_change, args.base_flags),
+              ("new", args.new, args.new_change, args.new_flags)]
+    if (args.base or args.new) == args.new and not (args.base_change or args.new_change or args.base_flags
+                                                     or args.new_flags):
+        builds = builds[1:]   # one document as it is: one build
+    prefix = f"_Z10gemm_tiledILi{args.loop}E{len(INSTRUCTIONS[args.kernel])}{INSTRUCTIONS[args.kernel]}"
+    for tag, document, changes, flags in builds:
+        gemmlib.tangle(folder / f"{tag}.cu", changes=changes, document=document)
+        for pair in pairs:
+            for layout in args.layouts.split(","):
+                cubin = folder / f"{tag}-{pair}-{layout}.cubin"
+                result = gemmlib.nvcc(folder / f"{tag}.cu", cubin, gemmlib.defines(pair, None, *layouts[layout])
+                                      + flags.split(), gpu="sm_90a", mode="cubin")
+                if result.returncode != 0:
+                    sys.exit(f"compare_gpu: {tag} did not build for {pair} {layout}:\n{result.stderr[-3000:]}")
+                text = subprocess.run([tool, "-c", str(cubin)], capture_output=True, text=True, check=True).stdout
+                found = {n: body for n, body in functions(text).items() if n.startswith(prefix)}
+                loop = main_loop(next(iter(found.values()))) if len(found) == 1 else []
+                if not loop:
+                    sys.exit(f"compare_gpu: no main loop of the {args.kernel} kernel's tile {args.loop} for "
+                             f"{pair} {layout} (a tile it has not, or a kernel the pair has not)")
+                print(f"{tag}: {pair} {layout}, the {args.kernel} kernel's tile {args.loop}"
+                      + "".join(f" with {c}" for c in changes))
+                print("\n".join(report(loop)) + "\n")
+    return 0
 
 
 def main(argv=None):
@@ -83,7 +225,12 @@ def main(argv=None):
                              "ARGS begin with")
     parser.add_argument("--sass", action="store_true",
                         help="compare the two documents' machine code for sm_90a instead of timing them")
+    parser.add_argument("--loop", type=int, metavar="TILE",
+                        help="instead of timing, where the main loop of the tiled or mma.sync kernel's "
+                             "tile TILE (its row of the pair's tiles) puts its fragment loads, in each build")
     args = parser.parse_args(argv)
+    if args.loop is not None:
+        return loop_report(args)
     if args.sass:
         if args.base is None:
             parser.error("--sass compares two documents: give --base")

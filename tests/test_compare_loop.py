@@ -1,4 +1,4 @@
-"""scripts/sass_loop.py: finding a kernel's main loop in nvdisasm's text and timing its loads by
+"""compare_gpu.py --loop: finding a kernel's main loop in nvdisasm's text and timing its loads by
 instructions, on a small listing written here (no GPU, no nvdisasm)."""
 import subprocess
 import sys
@@ -6,7 +6,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
-import sass_loop  # noqa: E402
+import compare_gpu  # noqa: E402
 
 LISTING = """
 .text._Z10gemm_tiledILi0E5Mma16iEvPKaS2_PT1_llllii:
@@ -29,20 +29,20 @@ LISTING = """
 
 
 def test_the_loop_is_the_backward_branch_around_the_multiplies():
-    found = sass_loop.functions(LISTING)
+    found = compare_gpu.functions(LISTING)
     assert list(found) == ["_Z10gemm_tiledILi0E5Mma16iEvPKaS2_PT1_llllii", "_Z10gemm_tiledILi1E5Mma16iEvPKaS2_PT1_llllii"]
-    loop = sass_loop.main_loop(found["_Z10gemm_tiledILi0E5Mma16iEvPKaS2_PT1_llllii"])
-    assert [sass_loop.opcode(i) for i in loop] == ["LDSM", "LDGSTS", "IMMA", "IADD3", "IMMA", "BAR", "LDSM", "BRA"]
-    assert sass_loop.main_loop(found["_Z10gemm_tiledILi1E5Mma16iEvPKaS2_PT1_llllii"]) == []
+    loop = compare_gpu.main_loop(found["_Z10gemm_tiledILi0E5Mma16iEvPKaS2_PT1_llllii"])
+    assert [compare_gpu.opcode(i) for i in loop] == ["LDSM", "LDGSTS", "IMMA", "IADD3", "IMMA", "BAR", "LDSM", "BRA"]
+    assert compare_gpu.main_loop(found["_Z10gemm_tiledILi1E5Mma16iEvPKaS2_PT1_llllii"]) == []
 
 
 def test_a_load_is_timed_to_the_first_multiply_that_reads_it():
-    loop = sass_loop.main_loop(sass_loop.functions(LISTING)["_Z10gemm_tiledILi0E5Mma16iEvPKaS2_PT1_llllii"])
+    loop = compare_gpu.main_loop(compare_gpu.functions(LISTING)["_Z10gemm_tiledILi0E5Mma16iEvPKaS2_PT1_llllii"])
     # R8..R11 from the first LDSM: the second IMMA reads R10, four instructions on (the first
     # reads R12 and R16, and writes R20, which is no use of the load)
-    assert sass_loop.first_use(loop, 0) == 4
-    assert sass_loop.first_use(loop, 6) is None and sass_loop.first_use(loop, 2) is None
-    lines = sass_loop.report(loop)
+    assert compare_gpu.first_use(loop, 0) == 4
+    assert compare_gpu.first_use(loop, 6) is None and compare_gpu.first_use(loop, 2) is None
+    lines = compare_gpu.report(loop)
     assert lines[0] == "8 instructions: 2 LDSM, 2 IMMA, 1 LDGSTS, 1 IADD3, 1 BAR, 1 BRA"
     assert lines[1:] == ["   0 LDSM   read 4 instructions later", "   1 LDGSTS", "   5 BAR",
                          "   6 LDSM   read in the next iteration"]
@@ -51,6 +51,6 @@ def test_a_load_is_timed_to_the_first_multiply_that_reads_it():
 def test_without_nvdisasm_one_line_says_where_to_get_it(tmp_path):
     env = {"PATH": str(Path(sys.executable).parent), "PYTHONNOUSERSITE": "1"}   # Python's folder alone
     code = "import sys; sys.path[:] = [p for p in sys.path if 'site-packages' not in p]; " \
-           f"sys.path.insert(0, {str(REPO / 'scripts')!r}); import sass_loop; sass_loop.nvdisasm()"
+           f"sys.path.insert(0, {str(REPO / 'scripts')!r}); import compare_gpu; compare_gpu.nvdisasm()"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert result.returncode == 1 and "requirements-sass.txt" in result.stderr and "Traceback" not in result.stderr
