@@ -278,6 +278,11 @@ TILED_VARIANTS = [("interleaved-loads", "fragment loads spread among the multipl
                   ("serpentine-multiplies", "every other row of multiplies right to left",
                    {"changes": ("serpentine-multiplies",)})]
 
+# Experiments on the Hopper kernel not yet checked on a GPU: compare_gpu.py --new-change builds
+# them; `run --hopper` leaves them out until a check and a timing promote them to the variants.
+HOPPER_UNCHECKED = [("h-cluster-arrivals", "the clusters, each consumer group telling the other block once",
+                     {"changes": ("hopper-clusters", "hopper-cluster-arrivals")})]
+
 # The Hopper kernel with part of its work left out (kind "hopper-part", timed without
 # verification): the ceiling of its wgmmas, its copies alone, and its cost without the epilogue
 # (which, since step H9, includes the copies of C into the stages).

@@ -466,6 +466,7 @@ def test_every_step_and_part_tangles_from_its_change_files(tmp_path):
     combos |= {tuple(worklog.changes(settings)) for _, _, settings in worklog.HOPPER_VARIANTS}
     combos |= {tuple(worklog.changes(settings)) for _, _, settings in worklog.HOPPER_PARTS}
     combos |= {tuple(worklog.changes(settings)) for _, _, settings in worklog.TILED_VARIANTS}
+    combos |= {tuple(worklog.changes(settings)) for _, _, settings in worklog.HOPPER_UNCHECKED}
     combos.discard(())
     assert ("worklog/one-stage.md", "worklog/direct-epilogue.md", "worklog/loads-then-multiplies.md") \
         not in combos  # one stage has its own loop, not the pipeline's
