@@ -164,7 +164,7 @@ def loop_report(args):
                  f"not {args.kernel}")
     described = gemmlib.registry()
     layouts = {n: tuple(v) for n, v in described["layouts"].items()}
-    pairs = [p for p in (args.pairs.split(",") if args.pairs else [described["build"]["type"]])]
+    pairs = args.pairs.split(",") if args.pairs else [described["build"]["type"]]
     unknown = [p for p in pairs if p not in gemmlib.pairs(described)] + \
         [l for l in args.layouts.split(",") if l not in layouts]
     if unknown:
