@@ -156,6 +156,17 @@ def report(loop):
     return lines
 
 
+def build_cubin(tag, pair, layout, folder, layouts, flags=()):
+    """The sm_90a cubin of folder/TAG.cu for one pair and layout (no GPU needed), its path; exits
+    with nvcc's message if it does not build."""
+    cubin = folder / f"{tag}-{pair}-{layout}.cubin"
+    result = gemmlib.nvcc(folder / f"{tag}.cu", cubin, gemmlib.defines(pair, None, *layouts[layout]) + list(flags),
+                          gpu="sm_90a", mode="cubin")
+    if result.returncode != 0:
+        sys.exit(f"compare_gpu: {tag} did not build for {pair} {layout}:\n{result.stderr[-3000:]}")
+    return cubin
+
+
 def loop_report(args):
     """--loop TILE: each build's main loop of that tile of the tiled or mma.sync kernel, for
     every pair and layout given, its loads placed (no GPU). 0, or exit with one line."""
@@ -181,11 +192,7 @@ def loop_report(args):
         gemmlib.tangle(folder / f"{tag}.cu", changes=changes, document=document)
         for pair in pairs:
             for layout in args.layouts.split(","):
-                cubin = folder / f"{tag}-{pair}-{layout}.cubin"
-                result = gemmlib.nvcc(folder / f"{tag}.cu", cubin, gemmlib.defines(pair, None, *layouts[layout])
-                                      + flags.split(), gpu="sm_90a", mode="cubin")
-                if result.returncode != 0:
-                    sys.exit(f"compare_gpu: {tag} did not build for {pair} {layout}:\n{result.stderr[-3000:]}")
+                cubin = build_cubin(tag, pair, layout, folder, layouts, flags.split())
                 text = subprocess.run([tool, "-c", str(cubin)], capture_output=True, text=True, check=True).stdout
                 found = {n: body for n, body in functions(text).items() if n.startswith(prefix)}
                 loop = main_loop(next(iter(found.values()))) if len(found) == 1 else []
@@ -364,11 +371,7 @@ def compare_sass(args):
 
     def compile_(key):
         tag, pair, layout = key
-        cubin = folder / f"{tag}-{pair}-{layout}.cubin"
-        result = gemmlib.nvcc(folder / f"{tag}.cu", cubin, gemmlib.defines(pair, None, *layouts[layout],
-                              cublas=False) + args.__dict__[f"{tag}_flags"].split(), gpu="sm_90a", mode="cubin")
-        if result.returncode != 0:
-            sys.exit(f"compare_gpu: {tag} did not build for {pair} {layout}:\n{result.stderr[-3000:]}")
+        cubin = build_cubin(tag, pair, layout, folder, layouts, args.__dict__[f"{tag}_flags"].split())
         return sass_functions(subprocess.run(["cuobjdump", "-sass", str(cubin)], capture_output=True,
                                              text=True, check=True).stdout)
 
